@@ -1,0 +1,106 @@
+"""The library entry point: `diagnose(inputs) -> Diagnosis`. The CLI, the server and tests call it."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO
+
+from diagnose.artifacts import reader, sniff
+from diagnose.engine import rank
+from diagnose.engine.match import Matcher
+from diagnose.errors import InputError
+from diagnose.kb import compat, compiled
+from diagnose.kb.compiled import KnowledgeBase
+from diagnose.model import Diagnosis, Evidence, Facts
+
+MAX_UNMATCHED = 5
+
+
+def load_kb(extra_rules: Iterable[str | Path] = (), use_cache: bool = True) -> KnowledgeBase:
+    return compiled.load([Path(p) for p in extra_rules], use_cache=use_cache)
+
+
+def diagnose(
+    inputs: list[str],
+    *,
+    stdin: BinaryIO | None = None,
+    kb: KnowledgeBase | None = None,
+) -> Diagnosis:
+    """Diagnose files, directories, bundles and '-' (stdin). InputError when nothing is readable."""
+    opened = reader.open_inputs(inputs, stdin=stdin)
+    return _run(opened, kb or load_kb())
+
+
+def diagnose_texts(artifacts: list[tuple[str, str | bytes]], kb: KnowledgeBase | None = None) -> Diagnosis:
+    """Diagnose in-memory artifacts given as (name, text) pairs (the server, tests)."""
+    opened = reader.ReadResult()
+    for name, text in artifacts:
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        reader._add_stream(opened, name, io.BytesIO(data))
+    return _run(opened, kb or load_kb())
+
+
+def _run(opened: reader.ReadResult, kb: KnowledgeBase) -> Diagnosis:
+    diagnosis = Diagnosis(kb_version=kb.version, skipped=list(opened.skipped))
+    matcher = Matcher(kb)
+    facts = Facts()
+    read_any = False
+    for source in opened.sources:
+        matcher.start_source(source.name)
+        result = sniff.scan(source, matcher.feed)
+        if result.lines == 0:
+            diagnosis.skipped.append(_skip(source.name, "empty"))
+            continue
+        read_any = True
+        facts.merge(result.facts)
+        diagnosis.inputs.extend(result.segments)
+    if not read_any:
+        raise InputError(_nothing_readable(diagnosis))
+    _complete_facts(facts, kb)
+    diagnosis.facts = facts
+    candidates, diagnosis.rejected = rank.assess_all(matcher.hits, facts, kb)
+    diagnosis.findings = rank.rank(candidates, facts, kb)
+    diagnosis.unmatched_errors = _unmatched(matcher, diagnosis)
+    for note in sorted(set(matcher.timeouts)):
+        diagnosis.skipped.append(_skip("regex", note))
+    return diagnosis
+
+
+def _skip(source: str, reason: str):  # type: ignore[no-untyped-def]
+    from diagnose.model import Skipped
+
+    return Skipped(source, reason)
+
+
+def _nothing_readable(diagnosis: Diagnosis) -> str:
+    if not diagnosis.skipped:
+        return "no input: give a file, a directory, or pipe a log into diagnose"
+    first = diagnosis.skipped[0]
+    more = f" (and {len(diagnosis.skipped) - 1} more)" if len(diagnosis.skipped) > 1 else ""
+    return f"nothing to diagnose: {first.source}: {first.reason}{more}"
+
+
+def _complete_facts(facts: Facts, kb: KnowledgeBase) -> None:
+    """Facts derived from others: compute capability from the GPU name where not given."""
+    table = kb.compat.get("gpu-compute-capability")
+    for gpu in facts.gpus:
+        if gpu.compute_capability is None and gpu.name:
+            gpu.compute_capability = compat.compute_capability(table, gpu.name)
+
+
+def _unmatched(matcher: Matcher, diagnosis: Diagnosis) -> list[Evidence]:
+    """The likely failing lines no finding explains: exception lines first, then error lines."""
+    cited = {(e.source, e.line) for f in _all_findings(diagnosis.findings) for e in f.evidence}
+    lines = [e for e in matcher.error_lines if (e.evidence.source, e.evidence.line) not in cited]
+    if diagnosis.findings:
+        lines = [e for e in lines if e.exception]
+    lines.sort(key=lambda e: (not e.exception, e.position))
+    return [e.evidence for e in lines[:MAX_UNMATCHED]]
+
+
+def _all_findings(findings):  # type: ignore[no-untyped-def]
+    for f in findings:
+        yield f
+        yield from _all_findings(f.symptoms)

@@ -1,0 +1,141 @@
+"""`nvidia-smi` outputs: the default table and `--query-gpu ... --format=csv`.
+
+A real table (driver 570, RTX PRO 6000 Blackwell):
+
+>>> facts = parse_table('''
+... +-----------------------------------------------------------------------------------------+
+... | NVIDIA-SMI 570.86.15              Driver Version: 570.86.15      CUDA Version: 12.8     |
+... |-----------------------------------------+------------------------+----------------------+
+... | GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+... |=========================================+========================+======================|
+... |   0  NVIDIA RTX PRO 6000 Blac...    On  |   00000000:01:00.0 Off |                  Off |
+... | 30%   32C    P8             12W /  600W |       1MiB /  97887MiB |      0%      Default |
+... +-----------------------------------------+------------------------+----------------------+
+... '''.splitlines())
+>>> facts.driver_version, facts.cuda_driver_version, facts.gpus[0].name, facts.gpus[0].memory_total_mib
+('570.86.15', '12.8', 'NVIDIA RTX PRO 6000 Blac...', 97887)
+"""
+
+from __future__ import annotations
+
+import regex
+
+from diagnose.model import GPU, Facts
+
+HEADER = regex.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s+(\S+)(?:\s+CUDA Version:\s+(\S+))?")
+GPU_ROW = regex.compile(
+    r"^\|\s*(\d+)\s+(.+?)\s+(?:On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
+)
+MEMORY = regex.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
+ECC_CELL = regex.compile(r"\|\s*(\d+|N/A|Off|On)\s*\|\s*$")
+
+
+def is_table_start(line: str) -> bool:
+    return "NVIDIA-SMI" in line and "Driver Version" in line
+
+
+def is_table_line(line: str) -> bool:
+    s = line.lstrip()
+    return s.startswith(("|", "+")) or not s
+
+
+def parse_table(lines: list[str]) -> Facts:
+    facts = Facts()
+    current: GPU | None = None
+    for line in lines:
+        if m := HEADER.search(line):
+            facts.driver_version = m[2]
+            facts.cuda_driver_version = m[3] if m[3] and m[3] != "N/A" else None
+            continue
+        if m := GPU_ROW.match(line.strip()):
+            current = GPU(index=int(m[1]), name=m[2].strip(), bus_id=_bus(m[3]))
+            if (ecc := ECC_CELL.search(line)) and ecc[1].isdigit():
+                current.ecc_uncorrected = int(ecc[1])
+            facts.gpus.append(current)
+            continue
+        if current is not None and current.memory_total_mib is None and (m := MEMORY.search(line)):
+            current.memory_total_mib = int(m[2])
+    return facts
+
+
+def _bus(bus_id: str) -> str:
+    """Canonical PCI bus id `0000:3b:00.0` from nvidia-smi's `00000000:3B:00.0`."""
+    domain, rest = bus_id.split(":", 1)
+    return f"{int(domain, 16):04x}:{rest.lower()}"
+
+
+CSV_FIELDS = {
+    "index": "index",
+    "name": "name",
+    "gpu_name": "name",
+    "driver_version": "driver",
+    "compute_cap": "cc",
+    "pci.bus_id": "bus",
+    "gpu_bus_id": "bus",
+    "memory.total": "mem",
+    "uuid": "uuid",
+    "gpu_uuid": "uuid",
+}
+
+
+def is_csv_header(line: str) -> bool:
+    cols = [c.strip().split(" [")[0] for c in line.split(",")]
+    return len(cols) >= 2 and sum(c in CSV_FIELDS for c in cols) >= 2
+
+
+def parse_csv(lines: list[str]) -> Facts:
+    """`--format=csv` with or without header and units; headerless rows are read by shape."""
+    facts = Facts()
+    header: list[str] | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        if is_csv_header(line):
+            header = [CSV_FIELDS.get(c.strip().split(" [")[0], "") for c in line.split(",")]
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        row = dict(zip(header, cells)) if header else _guess_columns(cells)
+        if not row.get("name") and not row.get("bus") and not row.get("driver"):
+            continue
+        gpu = GPU(
+            index=int(row["index"]) if row.get("index", "").isdigit() else None,
+            name=row.get("name") or None,
+            bus_id=_bus(row["bus"]) if row.get("bus") else None,
+            compute_capability=row.get("cc") or None,
+            uuid=row.get("uuid") or None,
+        )
+        if mem := regex.match(r"(\d+)", row.get("mem", "")):
+            gpu.memory_total_mib = int(mem[1])
+        if row.get("driver"):
+            facts.driver_version = row["driver"]
+        if gpu.name or gpu.bus_id:
+            facts.gpus.append(gpu)
+    return facts
+
+
+def _guess_columns(cells: list[str]) -> dict[str, str]:
+    row: dict[str, str] = {}
+    for cell in cells:
+        if regex.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d", cell):
+            row["bus"] = cell
+        elif regex.search(r"(?i)nvidia|tesla|quadro|geforce|rtx|titan", cell):
+            row["name"] = cell
+        elif regex.fullmatch(r"\d{3}\.\d{2,3}(?:\.\d{2})?", cell):
+            row["driver"] = cell
+        elif regex.fullmatch(r"\d{1,2}\.\d", cell):
+            row["cc"] = cell
+        elif regex.fullmatch(r"\d+ ?MiB", cell):
+            row["mem"] = cell
+        elif cell.startswith("GPU-"):
+            row["uuid"] = cell
+        elif cell.isdigit() and "index" not in row and len(row) == 0:
+            row["index"] = cell
+    return row
+
+
+def is_headerless_csv_row(line: str) -> bool:
+    cells = [c.strip() for c in line.split(",")]
+    if len(cells) < 2:
+        return False
+    guessed = _guess_columns(cells)
+    return "name" in guessed and ("driver" in guessed or "bus" in guessed or "cc" in guessed)

@@ -1,0 +1,88 @@
+"""Installed packages from `pip freeze`, `pip list` (table or JSON), `uv pip list` and install logs.
+
+>>> parse_freeze_line("torch==2.9.1+cu128")
+('torch', '2.9.1+cu128')
+>>> parse_freeze_line("sgl-kernel @ file:///wheels/sgl_kernel-0.3.21-cp39-abi3-linux_x86_64.whl")
+('sgl-kernel', '0.3.21')
+>>> parse_freeze_line("-e git+https://github.com/sgl-project/sglang.git@4f2c3a1#egg=sglang&subdirectory=python")
+('sglang', None)
+"""
+
+from __future__ import annotations
+
+import json
+
+import regex
+
+NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+FREEZE = regex.compile(rf"^({NAME})(?:\[[^\]]*\])?\s*===?\s*([^\s;#]+)")
+DIRECT = regex.compile(rf"^({NAME})(?:\[[^\]]*\])?\s+@\s+(\S+)")
+EDITABLE = regex.compile(r"^-e\s+(\S+)")
+EGG = regex.compile(r"[#&]egg=([A-Za-z0-9._-]+)")
+WHEEL_VERSION = regex.compile(r"/([A-Za-z0-9_.]+)-(\d[^-/]*?)(?:-[^/]*)?\.(?:whl|tar\.gz|zip)$")
+LIST_ROW = regex.compile(rf"^({NAME})\s+(\d[\w.+!-]*)(?:\s+\S.*)?$")
+LIST_HEADER = regex.compile(r"^Package\s+Version\b")
+# `[pip3] torch==2.9.1` in collect_env; `[conda] torch 2.9.1 pypi_0 pypi`
+COLLECT_ENV = regex.compile(rf"^\[(?:pip3?|conda)\]\s+({NAME})(?:==|\s+)(\d[\w.+!-]*)")
+# install logs: pip's `Successfully installed a-1.0 b-2.0`, uv's ` + torch==2.10.0`
+PIP_INSTALLED = regex.compile(r"^Successfully installed (.+)$")
+UV_CHANGE = regex.compile(rf"^\s*([+-])\s+({NAME})==(\S+)")
+
+
+def canonical(name: str) -> str:
+    """PEP 503 normalised name: `Sgl_Kernel` -> `sgl-kernel`."""
+    return regex.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_freeze_line(line: str) -> tuple[str, str | None] | None:
+    """(name, version) of one `pip freeze` line; version None when it is not pinned."""
+    line = line.strip()
+    if not line or line.startswith("#"):
+        return None
+    if m := FREEZE.match(line):
+        return canonical(m[1]), m[2]
+    if m := DIRECT.match(line):
+        wheel = WHEEL_VERSION.search(m[2])
+        return canonical(m[1]), wheel[2] if wheel else None
+    if m := EDITABLE.match(line):
+        egg = EGG.search(m[1])
+        return (canonical(egg[1]), None) if egg else None
+    return None
+
+
+def is_freeze_line(line: str) -> bool:
+    stripped = line.strip()
+    if not stripped or " " in stripped and " @ " not in stripped and not stripped.startswith("-e "):
+        return False
+    return parse_freeze_line(stripped) is not None
+
+
+def parse_list_json(text: str) -> dict[str, str] | None:
+    """`pip list --format=json` ([{"name": .., "version": ..}]), or None when it is not that."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, list) or not all(isinstance(d, dict) and "name" in d for d in data):
+        return None
+    return {canonical(d["name"]): str(d.get("version", "")) for d in data}
+
+
+def parse_install_line(line: str) -> dict[str, str]:
+    """Packages an install log says are now installed (pip or uv)."""
+    if m := PIP_INSTALLED.match(line.strip()):
+        found = {}
+        for item in m[1].split():
+            name, _, version = item.rpartition("-")
+            if name and version[:1].isdigit():
+                found[canonical(name)] = version
+        return found
+    if (m := UV_CHANGE.match(line)) and m[1] == "+":
+        return {canonical(m[2]): m[3]}
+    return {}
+
+
+def torch_cuda_tag(version: str) -> str | None:
+    """`2.9.1+cu128` -> `12.8`; `+cu121` -> `12.1`; None for cpu/rocm/no tag."""
+    m = regex.search(r"\+cu(\d+)(\d)$", version)
+    return f"{m[1]}.{m[2]}" if m else None

@@ -1,0 +1,278 @@
+"""Read what the user gave: files, directories, compressed files, tar bundles, stdin.
+
+Everything is read as a stream of bytes in blocks, so memory stays bounded whatever the size:
+a line longer than MAX_LINE is cut (and the cut is reported), invalid UTF-8 is replaced (and
+reported), binary data and unsupported compression are skipped with their reason.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import sys
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from diagnose.model import Skipped
+
+BLOCK = 1 << 20
+MAX_LINE = 64 * 1024  # characters of one line that are matched; the rest is reported as cut
+SNIFF = 8192
+
+MAGIC = {
+    b"\x1f\x8b": "gzip",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"PK\x03\x04": "zip",
+    b"7z\xbc\xaf\x27\x1c": "7z",
+}
+
+
+@dataclass
+class TextSource:
+    """One readable text: its name as shown in evidence, and its lines."""
+
+    name: str
+    stream: BinaryIO
+    notes: list[str] = field(default_factory=list)
+    encoding: str = "utf-8"
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """(1-based line number, text without the newline), decoded, long lines cut."""
+        lineno = 0
+        replaced = 0
+        cut: list[int] = []
+        pending = b""
+        dropping = False
+        decode = _decoder(self.encoding)
+        while True:
+            block = self.stream.read(BLOCK)
+            if not block:
+                break
+            start = 0
+            while True:
+                nl = block.find(b"\n", start)
+                if nl < 0:
+                    if not dropping:
+                        pending += block[start:]
+                        if len(pending) > MAX_LINE * 4:
+                            pending = pending[: MAX_LINE * 4]
+                            dropping = True
+                    break
+                piece = block[start:nl]
+                start = nl + 1
+                raw = piece if dropping else pending + piece
+                lineno += 1
+                text, bad = decode(raw)
+                replaced += bad
+                if dropping or len(text) > MAX_LINE:
+                    cut.append(lineno)
+                    text = text[:MAX_LINE]
+                pending = b""
+                dropping = False
+                yield lineno, text.rstrip("\r")
+        if pending or dropping:
+            lineno += 1
+            text, bad = decode(pending)
+            replaced += bad
+            if dropping or len(text) > MAX_LINE:
+                cut.append(lineno)
+                text = text[:MAX_LINE]
+            yield lineno, text.rstrip("\r")
+        error = getattr(getattr(self.stream, "raw", None), "error", None)
+        if error:
+            self.notes.append(error)
+        if replaced:
+            self.notes.append(f"{replaced} line(s) held invalid {self.encoding} bytes, replaced by U+FFFD")
+        if cut:
+            shown = ", ".join(str(n) for n in cut[:5]) + (" ..." if len(cut) > 5 else "")
+            self.notes.append(
+                f"{len(cut)} line(s) longer than {MAX_LINE} characters were cut to that length "
+                f"for matching (line {shown})"
+            )
+
+
+def _decoder(encoding: str):  # type: ignore[no-untyped-def]
+    def decode(raw: bytes) -> tuple[str, int]:
+        try:
+            return raw.decode(encoding), 0
+        except UnicodeDecodeError:
+            return raw.decode(encoding, errors="replace"), 1
+
+    return decode
+
+
+@dataclass
+class ReadResult:
+    sources: list[TextSource] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def open_inputs(paths: list[str], stdin: BinaryIO | None = None) -> ReadResult:
+    """Every readable text among `paths` ('-' is stdin); what cannot be read goes to skipped."""
+    result = ReadResult()
+    for raw in paths:
+        if raw == "-":
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            _add_stream(result, "<stdin>", stream)
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file())
+            if not files:
+                result.skipped.append(Skipped(raw, "empty directory"))
+            for file in files:
+                _add_file(result, file)
+        elif path.exists():
+            _add_file(result, path)
+        else:
+            result.skipped.append(Skipped(raw, "no such file or directory"))
+    return result
+
+
+def _add_file(result: ReadResult, path: Path) -> None:
+    name = str(path)
+    if path.is_fifo() or path.is_char_device():
+        _add_stream(result, name, open(path, "rb"))  # noqa: SIM115 - closed with the process
+        return
+    if not path.is_file():
+        result.skipped.append(Skipped(name, "not a regular file"))
+        return
+    if not os.access(path, os.R_OK):
+        result.skipped.append(Skipped(name, "permission denied"))
+        return
+    try:
+        stream: BinaryIO = open(path, "rb")  # noqa: SIM115 - kept open while its lines are read
+    except OSError as exc:
+        result.skipped.append(Skipped(name, exc.strerror or str(exc)))
+        return
+    _add_stream(result, name, stream)
+
+
+def _add_stream(result: ReadResult, name: str, stream: BinaryIO, depth: int = 0) -> None:
+    buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    try:
+        head = buffered.peek(SNIFF)[:SNIFF]
+    except (OSError, EOFError, ValueError) as exc:
+        result.skipped.append(Skipped(name, f"cannot read: {exc}"))
+        return
+    if not head:
+        result.skipped.append(Skipped(name, "empty"))
+        return
+    kind = next((k for magic, k in MAGIC.items() if head.startswith(magic)), None)
+    if kind in ("gzip", "bzip2", "xz"):
+        if depth > 2:
+            result.skipped.append(Skipped(name, f"{kind} nested too deep"))
+            return
+        opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+        inner = opener(fileobj=buffered)  # type: ignore[operator]
+        _add_stream(result, name, _Guarded(inner, name, kind), depth + 1)
+        return
+    if kind is not None:
+        result.skipped.append(
+            Skipped(name, f"{kind}-compressed data: unpack it first (gzip, bzip2, xz and tar are read)")
+        )
+        return
+    if _is_tar(head):
+        _add_tar(result, name, buffered)
+        return
+    encoding = _bom_encoding(head)
+    if encoding is None and _looks_binary(head):
+        result.skipped.append(Skipped(name, "binary data, not text"))
+        return
+    if encoding and encoding != "utf-8":
+        buffered = _Recoded(buffered, encoding)  # type: ignore[assignment]
+    result.sources.append(TextSource(name, buffered))
+
+
+def _is_tar(head: bytes) -> bool:
+    return len(head) > 262 and head[257:262] == b"ustar"
+
+
+def _add_tar(result: ReadResult, name: str, stream: BinaryIO) -> None:
+    try:
+        archive = tarfile.open(fileobj=stream, mode="r|*")
+        for member in archive:
+            member_name = f"{name}:{member.name}"
+            if not member.isfile():
+                continue
+            data = archive.extractfile(member)
+            if data is None:
+                continue
+            # stream mode: a member must be consumed before the next; members are small texts
+            # in practice (bundles), so read each fully but bounded.
+            blob = data.read(256 * BLOCK)
+            if data.read(1):
+                result.skipped.append(Skipped(member_name, "bundle member over 256 MB, not read"))
+                continue
+            _add_stream(result, member_name, io.BytesIO(blob), depth=1)
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        result.skipped.append(Skipped(name, f"truncated or corrupt tar archive ({exc}); members before it were read"))
+
+
+def _bom_encoding(head: bytes) -> str | None:
+    if head.startswith(b"\xef\xbb\xbf"):
+        return "utf-8"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    return None
+
+
+def _looks_binary(head: bytes) -> bool:
+    if b"\x00" in head:
+        return True
+    control = sum(1 for b in head if b < 9 or 13 < b < 32 and b != 27)
+    return control > len(head) * 0.1
+
+
+class _Guarded(io.RawIOBase):
+    """A decompressing stream whose corruption ends the input with a note, not a traceback."""
+
+    def __init__(self, inner: BinaryIO, name: str, kind: str) -> None:
+        self.inner, self.name_, self.kind = inner, name, kind
+        self.error: str | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        if self.error:
+            return 0
+        try:
+            data = self.inner.read(len(buffer))
+        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+            self.error = f"{self.kind} stream is truncated or corrupt ({exc}); read up to there"
+            return 0
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Recoded(io.RawIOBase):
+    """UTF-16 (PowerShell redirects) recoded to UTF-8 as it is read."""
+
+    def __init__(self, inner: BinaryIO, encoding: str) -> None:
+        import codecs
+
+        self.reader = codecs.getreader(encoding)(inner, errors="replace")
+        self.rest = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        while len(self.rest) < len(buffer):
+            chunk = self.reader.read(BLOCK)
+            if not chunk:
+                break
+            self.rest += chunk.encode("utf-8")
+        n = min(len(buffer), len(self.rest))
+        buffer[:n] = self.rest[:n]
+        self.rest = self.rest[n:]
+        return n

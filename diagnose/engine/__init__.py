@@ -1,0 +1,1 @@
+"""REASONING: match signals and fact conditions, rank, fold symptoms under their causes."""

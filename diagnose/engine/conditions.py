@@ -1,0 +1,116 @@
+"""Fact conditions: each rule question about the Facts answers True, False or None (unknown).
+
+The vocabulary is closed and documented in docs/writing-rules.md; a condition holds a subject
+key (package, compat, compute_capability, ...) and an effect.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import regex
+
+from diagnose.kb import compat
+from diagnose.model import Facts
+
+Outcome = tuple[bool | None, str]
+
+
+@lru_cache(maxsize=512)
+def _spec(spec: str) -> Any:
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(spec, prereleases=True)
+
+
+def satisfies(version: str | None, spec: str) -> bool | None:
+    """Does `version` satisfy the PEP 440 `spec`? Local parts (`+cu128`) are ignored."""
+    if not version:
+        return None
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(version.split("+")[0])
+    except InvalidVersion:
+        numbers = compat.release(version)
+        if not numbers:
+            return None
+        parsed = Version(".".join(str(n) for n in numbers))
+    return parsed in _spec(spec)
+
+
+def evaluate(
+    cond: dict[str, Any], facts: Facts, tables: dict[str, Any], groups: dict[str, str]
+) -> tuple[bool | None, str, dict[str, str]]:
+    """(holds, what was compared, values for fix placeholders)."""
+    subject = next(k for k in cond if k not in ("effect", "weight", "note", "installed", "version", "state"))
+    value = cond[subject]
+    if subject == "package":
+        installed = facts.packages.get(value)
+        if "installed" in cond:
+            if not facts.packages:
+                return None, f"installed packages unknown ({value})", {}
+            holds = (installed is not None) == cond["installed"]
+            return holds, f"{value} {'is installed' if installed else 'is not installed'}", {}
+        holds = satisfies(installed, cond["version"])
+        return holds, f"{value} {installed or '(version unknown)'} vs {cond['version']}", {}
+    if subject == "compat":
+        state, detail, values = compat.ask(value, tables, facts, groups)
+        if state is None:
+            return None, detail, values
+        return state == (cond["state"] == "mismatched"), detail, values
+    if subject == "compute_capability":
+        ccs = facts.compute_capabilities()
+        if not ccs:
+            return None, "GPU compute capability unknown", {}
+        holds = any(satisfies(cc, value) for cc in ccs)
+        return holds, f"GPU compute capability {', '.join(sorted(set(ccs)))} vs {value}", {}
+    if subject == "gpu_name":
+        names = [g.name for g in facts.gpus if g.name]
+        if not names:
+            return None, "GPU model unknown", {}
+        return any(regex.search(value, n) for n in names), f"GPU {names[0]}", {}
+    if subject in ("driver_version", "cuda_driver_version", "torch_cuda"):
+        known = getattr(facts, subject)
+        label = subject.replace("_", " ")
+        return satisfies(known, value), f"{label} {known or 'unknown'} vs {value}", {}
+    if subject == "kernel_release":
+        release = facts.kernel_release
+        if not release:
+            return None, "kernel release unknown", {}
+        return bool(regex.search(value, release)), f"kernel {release}", {}
+    if subject == "kernel_module":
+        flavour = facts.kernel_module
+        if not flavour:
+            return None, "NVIDIA kernel module flavour unknown", {}
+        return flavour == value, f"NVIDIA {flavour} kernel module", {}
+    if subject == "module_param":
+        param = facts.module_params.get(value["module"], {}).get(value["name"])
+        if param is None:
+            return None, f"{value['module']}.{value['name']} unknown", {}
+        holds = bool(regex.fullmatch(value["value"], param))
+        return holds, f"{value['module']}.{value['name']}={param}", {}
+    if subject == "xid":
+        if not facts.xids:
+            return None, "no kernel log with Xids", {}
+        seen = sorted({x.xid for x in facts.xids})
+        return any(x in value for x in seen), f"Xid {', '.join(map(str, seen))} in the kernel log", {}
+    if subject == "gpu_link":
+        links = [link for row in facts.topology.values() for link in row.values()]
+        if not links:
+            return None, "GPU topology unknown", {}
+        hits = sorted({link for link in links if regex.search(value, link)})
+        return bool(hits), f"GPU links {', '.join(hits or sorted(set(links)))}", {}
+    if subject == "p2p":
+        states = [s for row in facts.p2p.values() for s in row.values() if s != "X"]
+        if not states:
+            return None, "P2P status unknown", {}
+        not_ok = [s for s in states if s != "OK"]
+        holds = bool(not_ok) if value == "not-ok" else not not_ok
+        return holds, f"P2P {'not OK for some pairs' if not_ok else 'OK for all pairs'}", {}
+    if subject == "gpu_count":
+        if not facts.gpus:
+            return None, "GPU count unknown", {}
+        return satisfies(str(len(facts.gpus)), value), f"{len(facts.gpus)} GPU(s)", {}
+    return None, f"unknown subject {subject}", {}

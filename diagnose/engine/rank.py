@@ -1,0 +1,218 @@
+"""From matched signals and facts to ranked findings, with symptoms folded under their causes.
+
+Confidence: independent evidence adds up, 1 - prod(1 - w) over the distinct signals (and
+`evidence` conditions) that held; a corroborating fact raises it the same way, a contradicting
+fact or an installed release that already has the fix lowers it, and the finding says why.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+from typing import Any
+
+from diagnose.engine import conditions
+from diagnose.engine.match import Hit
+from diagnose.kb.compiled import CompiledRule, KnowledgeBase
+from diagnose.model import Evidence, Facts, Finding, RuleVerdict
+
+REPORT_AT = 0.3  # below this a candidate is a near-miss, shown only by --explain
+CORROBORATE = 0.5
+CONTRADICT = 0.6
+FIXED_IN_KEEPS = 0.35
+SYMPTOM_SUPPORT = 0.3
+MAX_EVIDENCE = 8
+
+
+@dataclass
+class Candidate:
+    rule: CompiledRule
+    confidence: float
+    evidence: list[Evidence]
+    reasons: list[str] = field(default_factory=list)
+    values: dict[str, str] = field(default_factory=dict)
+    first: tuple[int, int] = (1 << 30, 0)
+
+
+def combine(weights: list[float]) -> float:
+    remaining = 1.0
+    for w in weights:
+        remaining *= 1 - w
+    return 1 - remaining
+
+
+def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase) -> Candidate | RuleVerdict | None:
+    """A candidate finding for `rule`, a verdict saying why it was rejected, or None (no evidence)."""
+    groups: dict[str, str] = {}
+    for hit in hits:
+        for key, value in hit.groups.items():
+            groups.setdefault(key, value)
+    best: dict[str, float] = {}
+    for hit in hits:
+        best[hit.signal.id] = max(best.get(hit.signal.id, 0.0), hit.signal.weight)
+    weights = list(best.values())
+    reasons: list[str] = []
+    values: dict[str, str] = {f"groups.{k}": v for k, v in groups.items()}
+    fact_evidence: list[Evidence] = []
+    outcomes = []
+    for cond in rule.conditions:
+        holds, detail, found = conditions.evaluate(cond, facts, kb.compat, groups)
+        subject = "compat." + cond["compat"] if "compat" in cond else None
+        if subject:
+            values.update({f"{subject}.{k}": v for k, v in found.items()})
+        outcomes.append((cond, holds, detail))
+        if cond["effect"] == "evidence" and holds:
+            weights.append(cond["weight"])
+            fact_evidence.append(Evidence("facts", 0, detail, "fact", "facts"))
+            reasons.append(f"+ {cond.get('note') or detail}")
+    matched = sorted(best)
+    if not weights:
+        return None
+    for cond, holds, detail in outcomes:
+        effect = cond["effect"]
+        if effect == "require" and holds is not True:
+            why = "unknown" if holds is None else "does not hold"
+            return RuleVerdict(rule.id, round(combine(weights), 3), f"required fact {why}: {detail}", matched)
+        if effect == "require-if-known" and holds is False:
+            return RuleVerdict(rule.id, round(combine(weights), 3), f"contradicted by a fact: {detail}", matched)
+    confidence = combine(weights)
+    for cond, holds, detail in outcomes:
+        note = cond.get("note") or detail
+        if cond["effect"] == "corroborate" and holds:
+            confidence = combine([confidence, cond.get("weight") or CORROBORATE])
+            reasons.append(f"+ {note} ({detail})" if cond.get("note") else f"+ {detail}")
+        elif cond["effect"] == "contradict" and holds:
+            confidence *= 1 - (cond.get("weight") or CONTRADICT)
+            reasons.append(f"- {note} ({detail})" if cond.get("note") else f"- {detail}")
+        elif cond["effect"] in ("require", "require-if-known") and holds:
+            reasons.append(f"+ {detail}")
+    for package, fixed in rule.fixed_in.items():
+        installed = facts.packages.get(package)
+        if installed and conditions.satisfies(installed, f">={fixed}"):
+            confidence *= FIXED_IN_KEEPS
+            reasons.append(f"- {package} {installed} already has the fix (fixed in {fixed})")
+    evidence = sorted((h.evidence for h in hits), key=lambda e: (e.source, e.line))
+    first = min((h.position for h in hits), default=(1 << 30, 0))
+    return Candidate(rule, confidence, _dedupe(evidence)[:MAX_EVIDENCE] + fact_evidence, reasons, values, first)
+
+
+def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for e in evidence:
+        if (e.source, e.line) not in seen:
+            seen.add((e.source, e.line))
+            out.append(e)
+    return out
+
+
+class _Values(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> str:
+        return f"<{key.rsplit('.', 1)[-1]}>"
+
+
+def render_template(text: str, values: dict[str, str]) -> str:
+    """Fill `{packages.torch}`-style placeholders; unknown ones render as `<torch>`."""
+    out = []
+    for literal, field_name, _spec, _conv in string.Formatter().parse(text):
+        out.append(literal)
+        if field_name is not None:
+            out.append(values.get(field_name) or _Values()[field_name])
+    return "".join(out)
+
+
+def _placeholders(candidate: Candidate, facts: Facts) -> dict[str, str]:
+    values = {f"packages.{k}": v for k, v in facts.packages.items()}
+    for attr in ("driver_version", "cuda_driver_version", "kernel_release", "torch_cuda"):
+        if getattr(facts, attr):
+            values[f"facts.{attr}"] = getattr(facts, attr)
+    if ccs := facts.compute_capabilities():
+        values["facts.compute_capability"] = ccs[0]
+    values.update(candidate.values)
+    return values
+
+
+def to_finding(candidate: Candidate, facts: Facts) -> Finding:
+    rule = candidate.rule
+    values = _placeholders(candidate, facts)
+    fix = []
+    for step in rule.fix:
+        fix.append({k: render_template(v, values) for k, v in step.items()})
+    return Finding(
+        rule_id=rule.id,
+        title=rule.title,
+        category=rule.category,
+        severity=rule.severity,
+        confidence=round(min(candidate.confidence, 0.999), 3),
+        summary=rule.summary,
+        evidence=candidate.evidence,
+        reasons=candidate.reasons,
+        fix=fix,
+        verify=[dict(v) for v in rule.verify],
+        verified_by=list(rule.verified_by),
+        references=list(rule.references),
+        first_position=candidate.first,
+    )
+
+
+def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[Finding]:
+    """Findings best first; each symptom folded under the cause that explains it."""
+    reported = {c.rule.id: c for c in candidates if c.confidence >= REPORT_AT}
+    explained_by: dict[str, str] = {}
+    order = sorted(reported.values(), key=lambda c: (-c.confidence, c.first, c.rule.id))
+    for cause in order:
+        for symptom_id in _explained(cause.rule.id, kb, set()):
+            if symptom_id in reported and symptom_id not in explained_by and symptom_id != cause.rule.id:
+                explained_by[symptom_id] = cause.rule.id
+    # break cycles: a rule never folds under its own symptom
+    for symptom_id, cause_id in list(explained_by.items()):
+        if explained_by.get(cause_id) == symptom_id:
+            del explained_by[symptom_id if reported[symptom_id].confidence <= reported[cause_id].confidence else cause_id]
+    findings = {rid: to_finding(c, facts) for rid, c in reported.items()}
+    for symptom_id, cause_id in explained_by.items():
+        cause = reported[cause_id]
+        symptom = findings[symptom_id]
+        cause.confidence = combine([cause.confidence, SYMPTOM_SUPPORT * symptom.confidence])
+        findings[cause_id].confidence = round(min(cause.confidence, 0.999), 3)
+        findings[cause_id].reasons.append(f"+ its symptom {symptom_id} was seen")
+    for symptom_id, cause_id in sorted(explained_by.items(), key=lambda kv: findings[kv[0]].first_position):
+        findings[cause_id].symptoms.append(findings[symptom_id])
+    top = [f for rid, f in findings.items() if rid not in explained_by]
+    top.sort(key=lambda f: (-f.confidence, f.first_position, f.rule_id))
+    for i, finding in enumerate(top, 1):
+        finding.rank = i
+    return top
+
+
+def _explained(rule_id: str, kb: KnowledgeBase, seen: set[str]) -> list[str]:
+    """Every rule id `rule_id` explains, directly or through its symptoms (cycle-safe)."""
+    out: list[str] = []
+    rule = kb.rules.get(rule_id)
+    for sid in rule.explains if rule else []:
+        if sid not in seen:
+            seen.add(sid)
+            out.append(sid)
+            out.extend(_explained(sid, kb, seen))
+    return out
+
+
+def verdicts_below(candidates: list[Candidate]) -> list[RuleVerdict]:
+    return [
+        RuleVerdict(c.rule.id, round(c.confidence, 3), f"confidence {c.confidence:.2f} below {REPORT_AT}",
+                    sorted({e.signal for e in c.evidence}))
+        for c in candidates
+        if c.confidence < REPORT_AT
+    ]
+
+
+def assess_all(hits: dict[str, list[Hit]], facts: Facts, kb: KnowledgeBase) -> tuple[list[Candidate], list[RuleVerdict]]:
+    candidates: list[Candidate] = []
+    rejected: list[RuleVerdict] = []
+    for rule in kb.rules.values():
+        outcome: Any = assess(rule, hits.get(rule.id, []), facts, kb)
+        if isinstance(outcome, Candidate):
+            candidates.append(outcome)
+        elif isinstance(outcome, RuleVerdict):
+            rejected.append(outcome)
+    rejected.extend(verdicts_below(candidates))
+    return candidates, rejected

@@ -1,0 +1,21 @@
+"""Errors a user can cause, and the exit codes the command line promises."""
+
+from __future__ import annotations
+
+EXIT_CLEAN = 0  # nothing found / nothing predicted
+EXIT_FOUND = 1  # a root cause found (or a problem predicted)
+EXIT_USAGE = 2  # usage or input error
+
+
+class DiagnoseError(Exception):
+    """An error the user can fix; shown as one line, exit code 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class InputError(DiagnoseError):
+    """No input could be read."""
+
+
+class RuleError(DiagnoseError):
+    """A rule file is invalid; the message starts with `file:line`."""

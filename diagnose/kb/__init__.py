@@ -1,0 +1,1 @@
+"""KNOWLEDGE: the rule schema, the loader, the compiled cache, lint, compat tables."""

@@ -1,0 +1,132 @@
+"""Compatibility tables (rules/compat/*.yaml) asked about the Facts.
+
+Each answer is (state, detail): state True for "mismatched", False for "matched", None when
+the facts or the table cannot tell; detail says what was compared, for the finding's reasons.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from diagnose.model import Facts
+
+Answer = tuple[bool | None, str, dict[str, str]]
+
+
+def release(version: str) -> tuple[int, ...]:
+    """`2.9.1+cu128` -> (2, 9, 1); `0.5.8.post1` -> (0, 5, 8); unparsable parts stop it."""
+    parts = []
+    for piece in regex.split(r"[.+]", version.split("+")[0]):
+        m = regex.match(r"\d+", piece)
+        if not m:
+            break
+        parts.append(int(m[0]))
+        if m.end() != len(piece):
+            break
+    return tuple(parts)
+
+
+def minor(version: str) -> tuple[int, ...]:
+    return release(version)[:2]
+
+
+def _rows(table: dict[str, Any] | None) -> list[dict[str, Any]]:
+    return [r for r in (table or {}).get("rows", []) if isinstance(r, dict)]
+
+
+def torch_torchvision(table: dict[str, Any] | None, facts: Facts) -> Answer:
+    torch, vision = facts.packages.get("torch"), facts.packages.get("torchvision")
+    if not torch or not vision:
+        return None, "torch or torchvision version unknown", {}
+    for row in _rows(table):
+        if minor(str(row.get("torch", ""))) == minor(torch):
+            expected = str(row.get("torchvision", ""))
+            state = minor(expected) != minor(vision)
+            detail = (
+                f"torch {torch} pairs with torchvision {expected}.x; torchvision {vision} is installed"
+            )
+            return state, detail, {"expected": expected}
+    return None, f"no torchvision is known for torch {torch}", {}
+
+
+def extension_torch(table: dict[str, Any] | None, facts: Facts) -> Answer:
+    torch = facts.packages.get("torch")
+    if not torch:
+        return None, "torch version unknown", {}
+    known = False
+    for row in _rows(table):
+        name, version = str(row.get("package", "")), str(row.get("version", ""))
+        installed = facts.packages.get(name)
+        if not installed or release(installed) != release(version):
+            continue
+        known = True
+        built_for = str(row.get("torch", ""))
+        if release(built_for) != release(torch):
+            detail = f"{name} {installed} was built for torch {built_for}; torch {torch} is installed"
+            return True, detail, {"expected": built_for, "package": name}
+    if known:
+        return False, f"the installed extensions were built for torch {torch}", {}
+    return None, "no installed extension is in the table", {}
+
+
+def model_type_transformers(
+    table: dict[str, Any] | None, facts: Facts, groups: dict[str, str]
+) -> Answer:
+    installed = facts.packages.get("transformers")
+    types = list(facts.model_types)
+    if groups.get("model_type"):
+        types.insert(0, groups["model_type"])
+    for model_type in types:
+        for row in _rows(table):
+            if row.get("model_type") != model_type:
+                continue
+            needed = str(row.get("transformers", ""))
+            if not installed:
+                return None, f"{model_type} needs transformers >= {needed}", {"expected": needed}
+            state = release(installed) < release(needed)
+            detail = f"{model_type} needs transformers >= {needed}; {installed} is installed"
+            return state, detail, {"expected": needed}
+    return None, "model type not in the table", {}
+
+
+def cuda_driver(table: dict[str, Any] | None, facts: Facts) -> Answer:
+    cuda, driver = facts.torch_cuda, facts.driver_version
+    if not cuda or not driver:
+        return None, "torch's CUDA runtime or the driver version unknown", {}
+    for row in _rows(table):
+        if minor(str(row.get("cuda", ""))) == minor(cuda):
+            needed = str(row.get("min_driver_linux", ""))
+            state = release(driver) < release(needed)
+            detail = f"CUDA {cuda} needs driver >= {needed}; driver {driver} is installed"
+            return state, detail, {"expected": needed}
+    return None, f"CUDA {cuda} not in the table", {}
+
+
+def compute_capability(table: dict[str, Any] | None, name: str) -> str | None:
+    """The compute capability of a GPU by the name nvidia-smi prints (truncated names too)."""
+    stem = name[:-3].rstrip() if name.endswith("...") else None
+    for row in _rows(table):
+        pattern = row.get("pattern")
+        if pattern and regex.search(pattern, name):
+            return str(row.get("compute_capability"))
+    if stem:
+        for row in _rows(table):
+            full = str(row.get("name", ""))
+            if full and (full.startswith(stem) or f"NVIDIA {full}".startswith(stem)):
+                return str(row.get("compute_capability"))
+    return None
+
+
+def ask(name: str, tables: dict[str, dict[str, Any]], facts: Facts, groups: dict[str, str]) -> Answer:
+    table = tables.get(name)
+    if name == "torch-torchvision":
+        return torch_torchvision(table, facts)
+    if name == "extension-torch":
+        return extension_torch(table, facts)
+    if name == "model-type-transformers":
+        return model_type_transformers(table, facts, groups)
+    if name == "cuda-driver":
+        return cuda_driver(table, facts)
+    return None, f"unknown compat table {name}", {}

@@ -1,0 +1,199 @@
+"""The rule model: strict, so a typo in a rule is an error at load with its file and line.
+
+docs/rule.schema.json is generated from these classes (`diagnose rules schema`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Severity = Literal["info", "low", "medium", "high", "critical"]
+Effect = Literal["require", "require-if-known", "corroborate", "contradict", "evidence"]
+CATEGORIES = (
+    "driver",
+    "hardware",
+    "python-env",
+    "build",
+    "kernels",
+    "nccl",
+    "memory",
+    "model",
+    "server",
+)
+Category = Literal[
+    "driver", "hardware", "python-env", "build", "kernels", "nccl", "memory", "model", "server"
+]
+ArtifactKind = Literal[
+    "server-log",
+    "traceback",
+    "dmesg",
+    "nvidia-smi",
+    "nvidia-smi-q",
+    "nvidia-smi-topo",
+    "nvidia-smi-csv",
+    "pip-freeze",
+    "pip-list-json",
+    "collect-env",
+    "install-log",
+    "model-config",
+    "bundle-manifest",
+]
+RULE_ID = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Signal(Strict):
+    """Evidence in one line: a regex, or a fuzzy message for truncated / reworded lines."""
+
+    id: str = Field(pattern=RULE_ID)
+    regex: Optional[str] = None
+    fuzzy: Optional[str] = Field(default=None, min_length=12)
+    threshold: int = Field(default=90, ge=60, le=100)
+    weight: float = Field(gt=0, le=1)
+    artifact: Optional[list[ArtifactKind]] = None
+
+    @model_validator(mode="after")
+    def _one_matcher(self) -> Signal:
+        if (self.regex is None) == (self.fuzzy is None):
+            raise ValueError("a signal has exactly one of `regex` or `fuzzy`")
+        return self
+
+
+class ModuleParam(Strict):
+    module: str
+    name: str
+    value: str
+
+
+class Condition(Strict):
+    """One question about the Facts; exactly one subject key."""
+
+    package: Optional[str] = None
+    installed: Optional[bool] = None
+    version: Optional[str] = None
+    compat: Optional[str] = None
+    state: Optional[Literal["mismatched", "matched"]] = None
+    compute_capability: Optional[str] = None
+    gpu_name: Optional[str] = None
+    driver_version: Optional[str] = None
+    cuda_driver_version: Optional[str] = None
+    torch_cuda: Optional[str] = None
+    kernel_release: Optional[str] = None
+    kernel_module: Optional[Literal["open", "proprietary"]] = None
+    module_param: Optional[ModuleParam] = None
+    xid: Optional[list[int]] = None
+    gpu_link: Optional[str] = None
+    p2p: Optional[Literal["ok", "not-ok"]] = None
+    gpu_count: Optional[str] = None
+    effect: Effect
+    weight: Optional[float] = Field(default=None, gt=0, le=1)
+    note: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> Condition:
+        subjects = [name for name in SUBJECTS if getattr(self, name) is not None]
+        if len(subjects) != 1:
+            raise ValueError(f"a condition has exactly one subject of {', '.join(SUBJECTS)}")
+        if self.package is not None and (self.installed is None) == (self.version is None):
+            raise ValueError("a `package` condition has exactly one of `installed` or `version`")
+        if self.package is None and (self.installed is not None or self.version is not None):
+            raise ValueError("`installed` and `version` go with `package`")
+        if (self.compat is None) != (self.state is None):
+            raise ValueError("`compat` and `state` go together")
+        if self.effect == "evidence" and self.weight is None:
+            raise ValueError("an `evidence` condition needs a `weight`")
+        return self
+
+    @property
+    def subject(self) -> str:
+        return next(name for name in SUBJECTS if getattr(self, name) is not None)
+
+
+SUBJECTS = (
+    "package",
+    "compat",
+    "compute_capability",
+    "gpu_name",
+    "driver_version",
+    "cuda_driver_version",
+    "torch_cuda",
+    "kernel_release",
+    "kernel_module",
+    "module_param",
+    "xid",
+    "gpu_link",
+    "p2p",
+    "gpu_count",
+)
+
+
+class FixStep(Strict):
+    step: str = Field(min_length=8)
+    run: Optional[str] = None
+    caution: Optional[str] = None
+
+
+class Expectation(Strict):
+    exit_code: Optional[int] = None
+    stdout_regex: Optional[str] = None
+
+
+class VerifyStep(Strict):
+    run: str = Field(min_length=3)
+    expect: Expectation = Expectation(exit_code=0)
+    note: Optional[str] = None
+
+
+class SeedSource(Strict):
+    seed: str
+    note: Optional[str] = None
+
+
+class UrlSource(Strict):
+    url: str = Field(pattern=r"^https?://")
+    note: Optional[str] = None
+
+
+class ReproductionSource(Strict):
+    reproduction: str
+    note: Optional[str] = None
+
+
+VerifiedBy = Union[SeedSource, UrlSource, ReproductionSource]
+
+
+class Examples(Strict):
+    match: list[str] = Field(min_length=1)
+    no_match: list[str] = Field(min_length=1)
+
+
+class Rule(Strict):
+    id: str = Field(pattern=RULE_ID)
+    title: str = Field(min_length=8)
+    category: Category
+    severity: Severity
+    summary: str = Field(min_length=8)
+    description: str = Field(min_length=20)
+    signals: list[Signal] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=list)
+    explains: list[str] = Field(default_factory=list)
+    fixed_in: dict[str, str] = Field(default_factory=dict)
+    fix: list[FixStep] = Field(min_length=1)
+    verify: list[VerifyStep] = Field(min_length=1)
+    verified_by: list[VerifiedBy] = Field(min_length=1)
+    references: list[str] = Field(default_factory=list)
+    examples: Examples
+
+    @model_validator(mode="after")
+    def _has_evidence(self) -> Rule:
+        if not self.signals and not any(c.effect == "evidence" for c in self.conditions):
+            raise ValueError("a rule needs at least one signal or one `evidence` condition")
+        ids = [s.id for s in self.signals]
+        if len(ids) != len(set(ids)):
+            raise ValueError("signal ids must be unique within a rule")
+        return self

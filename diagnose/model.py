@@ -1,0 +1,172 @@
+"""What a diagnosis is made of: inputs, facts, evidence, findings.
+
+Plain dataclasses: they are built on the hot path of every run, so they cost no import time.
+The JSON contract for them is docs/diagnosis.schema.json (tests validate real outputs against it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = "1.0"
+
+
+@dataclass
+class Skipped:
+    """An input, or part of one, that could not be used, and why."""
+
+    source: str
+    reason: str
+
+
+@dataclass
+class InputSummary:
+    """One artifact found in the inputs: where, what kind, how many lines."""
+
+    source: str
+    kind: str
+    lines: int
+    first_line: int = 1
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Evidence:
+    """A line that supports a finding, quoted with where it came from."""
+
+    source: str
+    line: int
+    text: str
+    signal: str
+    kind: str = "server-log"
+    time: str | None = None
+
+
+@dataclass
+class GPU:
+    index: int | None = None
+    name: str | None = None
+    bus_id: str | None = None
+    compute_capability: str | None = None
+    memory_total_mib: int | None = None
+    uuid: str | None = None
+    ecc_uncorrected: int | None = None
+    remapped_rows_pending: bool | None = None
+    source: str | None = None
+
+
+@dataclass
+class Xid:
+    """An NVRM Xid event from the kernel log."""
+
+    xid: int
+    text: str
+    pci: str | None = None
+    pid: int | None = None
+    process: str | None = None
+    time: str | None = None
+    source: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class Facts:
+    """What the inputs say about the host and the environment; None/empty when unknown."""
+
+    packages: dict[str, str] = field(default_factory=dict)
+    gpus: list[GPU] = field(default_factory=list)
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    torch_cuda: str | None = None
+    kernel_release: str | None = None
+    kernel_module: str | None = None  # "open" | "proprietary"
+    module_params: dict[str, dict[str, str]] = field(default_factory=dict)
+    xids: list[Xid] = field(default_factory=list)
+    topology: dict[str, dict[str, str]] = field(default_factory=dict)
+    p2p: dict[str, dict[str, str]] = field(default_factory=dict)
+    model_types: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def merge(self, other: Facts) -> None:
+        """Fold another artifact's facts into these; the first known value of a scalar wins."""
+        for name, version in other.packages.items():
+            self.packages.setdefault(name, version)
+        known = {(g.bus_id, g.index, g.name) for g in self.gpus}
+        self.gpus.extend(g for g in other.gpus if (g.bus_id, g.index, g.name) not in known)
+        for attr in (
+            "driver_version",
+            "cuda_driver_version",
+            "torch_cuda",
+            "kernel_release",
+            "kernel_module",
+        ):
+            if getattr(self, attr) is None:
+                setattr(self, attr, getattr(other, attr))
+        for module, params in other.module_params.items():
+            self.module_params.setdefault(module, {}).update(params)
+        self.xids.extend(other.xids)
+        for attr in ("topology", "p2p"):
+            for gpu, row in getattr(other, attr).items():
+                getattr(self, attr).setdefault(gpu, {}).update(row)
+        self.model_types.extend(m for m in other.model_types if m not in self.model_types)
+        for name, value in other.env.items():
+            self.env.setdefault(name, value)
+
+    def compute_capabilities(self) -> list[str]:
+        return [g.compute_capability for g in self.gpus if g.compute_capability]
+
+
+@dataclass
+class Finding:
+    """One root cause (or a symptom folded under one) with its evidence and remedy."""
+
+    rule_id: str
+    title: str
+    category: str
+    severity: str
+    confidence: float
+    summary: str
+    evidence: list[Evidence]
+    reasons: list[str] = field(default_factory=list)
+    symptoms: list[Finding] = field(default_factory=list)
+    fix: list[dict[str, str]] = field(default_factory=list)
+    verify: list[dict[str, Any]] = field(default_factory=list)
+    verified_by: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    rank: int = 0
+    first_position: tuple[int, int] = (0, 0)
+
+
+@dataclass
+class RuleVerdict:
+    """Why a rule that showed some evidence was not reported (for --explain)."""
+
+    rule_id: str
+    confidence: float
+    reason: str
+    matched: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Diagnosis:
+    kb_version: str
+    inputs: list[InputSummary] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    facts: Facts = field(default_factory=Facts)
+    findings: list[Finding] = field(default_factory=list)
+    unmatched_errors: list[Evidence] = field(default_factory=list)
+    rejected: list[RuleVerdict] = field(default_factory=list)
+    schema_version: str = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for finding in data["findings"]:
+            _clean_finding(finding)
+        return data
+
+
+def _clean_finding(finding: dict[str, Any]) -> None:
+    finding.pop("first_position", None)
+    for symptom in finding["symptoms"]:
+        _clean_finding(symptom)

@@ -1,0 +1,22 @@
+"""OUTPUT: one small module per format; `RENDERERS` maps a format name to its renderer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from diagnose.model import Diagnosis
+
+
+def _text(d: Diagnosis, **opts: object) -> str:
+    from diagnose.render import text
+
+    return text.render(d, **opts)  # type: ignore[arg-type]
+
+
+def _json(d: Diagnosis, **opts: object) -> str:
+    from diagnose.render import json_out
+
+    return json_out.render(d)
+
+
+RENDERERS: dict[str, Callable[..., str]] = {"text": _text, "json": _json}

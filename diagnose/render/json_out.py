@@ -1,0 +1,13 @@
+"""The JSON contract (docs/diagnosis.schema.json): versioned, findings best first."""
+
+from __future__ import annotations
+
+import json
+
+from diagnose.model import Diagnosis
+
+
+def render(diagnosis: Diagnosis) -> str:
+    data = diagnosis.to_dict()
+    data.pop("rejected", None) if not data.get("rejected") else None
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,95 @@
+"""Text for a terminal: the root causes first, each with its evidence, fix and verify commands.
+
+Colour only when writing to a terminal and NO_COLOR is unset.
+"""
+
+from __future__ import annotations
+
+from diagnose.model import Diagnosis, Finding
+
+SEVERITY_COLOUR = {"critical": "31;1", "high": "31", "medium": "33", "low": "36", "info": "37"}
+
+
+class Style:
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
+
+
+def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, top: int | None = None) -> str:
+    s = Style(colour)
+    out: list[str] = []
+    findings = diagnosis.findings[:top] if top else diagnosis.findings
+    n_inputs = len({i.source for i in diagnosis.inputs})
+    if findings:
+        causes = "root cause" if len(diagnosis.findings) == 1 else "candidate root causes"
+        out.append(s(f"diagnose: {len(diagnosis.findings)} {causes}", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
+    else:
+        out.append(s("diagnose: no known failure found", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
+    for finding in findings:
+        out.append("")
+        out.extend(_finding(finding, s))
+    if diagnosis.unmatched_errors:
+        out.append("")
+        label = "Other errors no rule explains" if findings else "Errors no rule explains (most likely failing line first)"
+        out.append(s(label + ":", "1"))
+        for e in diagnosis.unmatched_errors:
+            out.append(f"  {s(f'{e.source}:{e.line}', '2')}  {e.text}")
+    if explain and diagnosis.rejected:
+        out.append("")
+        out.append(s("Rules with some evidence that were not reported:", "1"))
+        for v in sorted(diagnosis.rejected, key=lambda v: -v.confidence):
+            out.append(f"  {v.rule_id} ({v.confidence:.2f}; signals {', '.join(v.matched) or 'none'}): {v.reason}")
+    if diagnosis.skipped:
+        out.append("")
+        out.append(s("Skipped:", "1"))
+        for sk in diagnosis.skipped:
+            out.append(f"  {sk.source}: {sk.reason}")
+    notes = sorted({f"{i.source}: {n}" for i in diagnosis.inputs for n in i.notes})
+    if notes:
+        out.append("")
+        out.append(s("Notes on the inputs:", "1"))
+        out.extend(f"  {n}" for n in notes)
+    return "\n".join(out) + "\n"
+
+
+def _finding(f: Finding, s: Style, indent: str = "") -> list[str]:
+    head = f"{indent}{f.rank}. " if f.rank else f"{indent}- "
+    sev = s(f.severity, SEVERITY_COLOUR.get(f.severity, "0"))
+    lines = [f"{head}{s(f.rule_id, '1')}  [{sev}]  confidence {f.confidence:.2f}", f"{indent}   {f.title}"]
+    lines.append(f"{indent}   {f.summary}")
+    lines.append(f"{indent}   {s('evidence:', '1')}")
+    for e in f.evidence:
+        where = f"{e.source}:{e.line}" if e.line else e.source
+        lines.append(f"{indent}     {s(where, '2')}  {e.text}")
+    for reason in f.reasons:
+        lines.append(f"{indent}     {reason}")
+    if f.symptoms:
+        lines.append(f"{indent}   {s('symptoms it explains:', '1')}")
+        for sym in f.symptoms:
+            first = sym.evidence[0] if sym.evidence else None
+            where = f" ({first.source}:{first.line}: {first.text})" if first else ""
+            lines.append(f"{indent}     -> {sym.rule_id}{where}")
+            for nested in sym.symptoms:
+                lines.append(f"{indent}        -> {nested.rule_id}")
+    if indent:
+        return lines
+    lines.append(f"   {s('fix:', '1')}")
+    for i, step in enumerate(f.fix, 1):
+        lines.append(f"     {i}. {step['step']}")
+        if step.get("run"):
+            lines.append(f"        $ {step['run']}")
+        if step.get("caution"):
+            lines.append(f"        {s('caution:', '33')} {step['caution']}")
+    lines.append(f"   {s('verify:', '1')}")
+    for v in f.verify:
+        expect = v.get("expect") or {}
+        want = ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in expect.items())
+        lines.append(f"     $ {v['run']}" + (f"   (expect {want})" if want else ""))
+    if f.verified_by:
+        lines.append(f"   {s('verified by:', '1')} " + "; ".join(f.verified_by))
+    if f.references:
+        lines.append(f"   {s('references:', '1')} " + " ".join(f.references))
+    return lines
