@@ -1,0 +1,137 @@
+"""`diagnose rules test`: run every rule example and every fixture; print the confusion matrix.
+
+A fixture is a folder with real artifacts and an expected.yaml (see docs/writing-rules.md):
+`first` must be ranked first, `absent` ids must not be reported, `healthy` gives no finding.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from diagnose.kb.compiled import KnowledgeBase
+
+HEALTHY = "(healthy)"
+NOTHING = "(nothing)"
+
+
+@dataclass
+class Case:
+    path: Path
+    expected: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path.parent.name != "healthy" else f"healthy/{self.path.name}"
+
+    @property
+    def truth(self) -> str:
+        return HEALTHY if self.expected.get("healthy") else str(self.expected.get("first"))
+
+    def artifacts(self) -> list[str]:
+        return [str(p) for p in sorted(self.path.rglob("*")) if p.is_file() and p.name != "expected.yaml"]
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    ranked: list[str]
+    problems: list[str] = field(default_factory=list)
+    confidence: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def predicted(self) -> str:
+        return self.ranked[0] if self.ranked else NOTHING
+
+
+def find_cases(root: Path) -> list[Case]:
+    import yaml
+
+    cases = []
+    for expected in sorted(root.rglob("expected.yaml")):
+        data = yaml.safe_load(expected.read_text(encoding="utf-8")) or {}
+        cases.append(Case(expected.parent, data))
+    return cases
+
+
+def run_case(case: Case, kb: KnowledgeBase) -> CaseResult:
+    from diagnose import api
+
+    diagnosis = api.diagnose(case.artifacts(), kb=kb)
+    ranked = [f.rule_id for f in diagnosis.findings]
+    every = set(ranked) | {s.rule_id for f in diagnosis.findings for s in _walk(f.symptoms)}
+    result = CaseResult(case, ranked, confidence=diagnosis.findings[0].confidence if diagnosis.findings else None)
+    exp = case.expected
+    if exp.get("healthy"):
+        if ranked:
+            result.problems.append(f"healthy case gave {', '.join(ranked)}")
+    elif exp.get("first"):
+        if not ranked or ranked[0] != exp["first"]:
+            result.problems.append(f"expected {exp['first']} first, got {', '.join(ranked) or 'nothing'}")
+    else:
+        result.problems.append("expected.yaml has neither `first` nor `healthy: true`")
+    for absent in exp.get("absent") or []:
+        if absent in every:
+            result.problems.append(f"{absent} must not be reported")
+    return result
+
+
+def _walk(findings: list[Any]) -> list[Any]:
+    out = []
+    for f in findings:
+        out.append(f)
+        out.extend(_walk(f.symptoms))
+    return out
+
+
+def example_problems(kb: KnowledgeBase) -> list[str]:
+    from diagnose.kb.lint import _signal_matches
+
+    problems = []
+    for rule in kb.rules.values():
+        for line in rule.examples["match"]:
+            if not any(_signal_matches(s, line) for s in rule.signals):
+                problems.append(f"{rule.id}: match example matches no signal: {line[:80]!r}")
+        for line in rule.examples["no_match"]:
+            if any(_signal_matches(s, line) for s in rule.signals):
+                problems.append(f"{rule.id}: no_match example matches: {line[:80]!r}")
+    return problems
+
+
+def summary(results: list[CaseResult]) -> dict[str, Any]:
+    labelled = [r for r in results if r.case.expected.get("first")]
+    healthy = [r for r in results if r.case.expected.get("healthy")]
+    top1 = sum(1 for r in labelled if r.predicted == r.case.truth)
+    top3 = sum(1 for r in labelled if r.case.truth in r.ranked[:3])
+    clean = sum(1 for r in healthy if not r.ranked)
+    return {
+        "cases": len(results),
+        "labelled": len(labelled),
+        "top1": top1,
+        "top3": top3,
+        "healthy": len(healthy),
+        "healthy_clean": clean,
+        "passed": sum(1 for r in results if r.ok),
+    }
+
+
+def confusion_lines(results: list[CaseResult]) -> list[str]:
+    """Rows: the true cause; columns: what was ranked first, as `predicted xN`."""
+    rows: dict[str, Counter[str]] = {}
+    for r in results:
+        rows.setdefault(r.case.truth, Counter())[r.predicted] += 1
+    width = max((len(t) for t in rows), default=10)
+    out = [f"{'true cause':<{width}}  n  top-1  ranked first as"]
+    for truth in sorted(rows):
+        counts = rows[truth]
+        n = sum(counts.values())
+        right = counts.get(truth, 0) if truth != HEALTHY else counts.get(NOTHING, 0)
+        cells = ", ".join(f"{p} x{c}" for p, c in counts.most_common())
+        out.append(f"{truth:<{width}}  {n:>2} {right:>3}/{n:<2}  {cells}")
+    return out

@@ -1,0 +1,90 @@
+"""Parsers on real shapes of output: pip freeze forms, pip list JSON, tracebacks with prefixes."""
+
+from __future__ import annotations
+
+import io
+
+from diagnose.artifacts import pip, pylog, reader, sniff
+
+
+def scan_text(text: str):
+    lines = []
+    source = reader.TextSource("paste", io.BufferedReader(io.BytesIO(text.encode())))  # type: ignore[arg-type]
+    result = sniff.scan(source, lambda n, k, t: lines.append((n, k, t)))
+    return result, lines
+
+
+def test_pip_freeze_forms():
+    assert pip.parse_freeze_line("torch==2.9.1+cu128") == ("torch", "2.9.1+cu128")
+    assert pip.parse_freeze_line("Flash_Attn==2.8.3") == ("flash-attn", "2.8.3")
+    assert pip.parse_freeze_line("sglang[all]==0.5.8.post1") == ("sglang", "0.5.8.post1")
+    assert pip.parse_freeze_line(
+        "flashinfer-python @ https://github.com/flashinfer-ai/flashinfer/releases/download/v0.6.3/flashinfer_python-0.6.3-cp39-abi3-linux_x86_64.whl"
+    ) == ("flashinfer-python", "0.6.3")
+    assert pip.parse_freeze_line("-e git+https://github.com/sgl-project/sglang.git@abc#egg=sglang&subdirectory=python") == ("sglang", None)
+    assert pip.parse_freeze_line("INFO: Started server process [1234]") is None
+
+
+def test_pip_list_json_and_install_logs():
+    assert pip.parse_list_json('[{"name": "Torch", "version": "2.10.0"}]') == {"torch": "2.10.0"}
+    assert pip.parse_install_line("Successfully installed torch-2.10.0+cu128 torchvision-0.25.0 triton-3.6.0") == {
+        "torch": "2.10.0+cu128", "torchvision": "0.25.0", "triton": "3.6.0"}
+    assert pip.parse_install_line(" + torch==2.10.0+cu128") == {"torch": "2.10.0+cu128"}
+    assert pip.parse_install_line(" - torch==2.9.1+cu128") == {}
+    assert pip.torch_cuda_tag("2.9.1+cu128") == "12.8"
+    assert pip.torch_cuda_tag("2.2.1+cpu") is None
+
+
+def test_a_paste_with_traceback_and_freeze_is_split():
+    text = (
+        "\x1b[31m[2026-02-19 04:01:02 TP3] Traceback (most recent call last):\x1b[0m\n"
+        '[2026-02-19 04:01:02 TP3]   File "/root/ml-env/lib/python3.12/site-packages/sglang/srt/x.py", line 5, in f\n'
+        "[2026-02-19 04:01:02 TP3]     import sgl_kernel\n"
+        "[2026-02-19 04:01:02 TP3] ImportError: [sgl_kernel] CRITICAL: Could not load any common_ops library\n"
+        "INFO: next\n"
+        "torch==2.10.0+cu128\n"
+        "torchvision==0.25.0\n"
+        "sgl-kernel==0.3.21\n"
+    )
+    result, lines = scan_text(text)
+    assert result.facts.packages == {"torch": "2.10.0+cu128", "torchvision": "0.25.0", "sgl-kernel": "0.3.21"}
+    assert result.facts.torch_cuda == "12.8"
+    [tb] = result.tracebacks
+    assert tb.exception_line == 4 and tb.exception.startswith("ImportError: [sgl_kernel]")
+    kinds = [k for _, k, _ in lines]
+    assert kinds[:4] == ["traceback"] * 4 and kinds[4] == "server-log" and kinds[5:] == ["pip-freeze"] * 3
+    assert "\x1b" not in lines[0][2]
+    assert [s.kind for s in result.segments] == ["server-log", "pip-freeze"]
+
+
+def test_chained_traceback_keeps_both_exceptions():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "a.py", line 1, in <module>\n'
+        "KeyError: 'glm_moe_dsa'\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "b.py", line 2, in <module>\n'
+        "ValueError: The checkpoint you are trying to load has model type `glm_moe_dsa` but Transformers does not recognize this architecture.\n"
+    )
+    result, _ = scan_text(text)
+    assert [t.exception_line for t in result.tracebacks] == [3, 9]
+
+
+def test_ansi_is_stripped_everywhere():
+    assert pylog.strip_ansi("\x1b[1;31mERROR\x1b[0m boom") == "ERROR boom"
+
+
+def test_collect_env_lines_give_facts():
+    text = (
+        "PyTorch version: 2.9.1+cu128\n"
+        "CUDA used to build PyTorch: 12.8\n"
+        "Nvidia driver version: 570.86.15\n"
+        "[pip3] torchvision==0.24.1+cu128\n"
+    )
+    result, _ = scan_text(text)
+    f = result.facts
+    assert f.packages["torch"] == "2.9.1+cu128" and f.packages["torchvision"] == "0.24.1+cu128"
+    assert f.torch_cuda == "12.8" and f.driver_version == "570.86.15"

@@ -1,0 +1,108 @@
+"""The KB itself: examples behave, lint is clean, docs are current, the taxonomy is covered."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import regex
+from conftest import ROOT
+
+from diagnose.kb import docs, lint, loader
+from diagnose.kb.lint import _signal_matches
+
+
+def test_rule_example(rule_example, kb):
+    rule_id, kind, line = rule_example
+    rule = kb.rules[rule_id]
+    matched = [s.id for s in rule.signals if _signal_matches(s, line)]
+    if kind == "match":
+        assert matched, f"{rule_id}: {line!r} matches no signal"
+    else:
+        assert not matched, f"{rule_id}: near-miss {line!r} matches {matched}"
+
+
+def test_lint_is_clean():
+    issues = [i for i in lint.lint([loader.default_rules_dir()]) if i.severity == "error"]
+    assert not issues, "\n".join(map(str, issues))
+
+
+def test_docs_are_generated_from_the_rules(kb):
+    stale = docs.drift(kb, ROOT, ROOT / "docs" / "rules")
+    assert not stale, f"run `diagnose rules docs`: {stale}"
+
+
+def test_rule_schema_in_docs_is_current():
+    from diagnose.kb.schema import Rule
+
+    on_disk = json.loads((ROOT / "docs" / "rule.schema.json").read_text())
+    assert on_disk == Rule.model_json_schema(), "run `diagnose rules schema --out docs/rule.schema.json`"
+
+
+def test_every_taxonomy_id_has_a_rule(kb):
+    taxonomy = ROOT.parent / "shared" / "TAXONOMY.md"
+    if not taxonomy.exists():
+        pytest.skip("../shared/TAXONOMY.md is not beside this checkout")
+    ids = set(re.findall(r"^\| `([a-z0-9-]+)` \|", taxonomy.read_text(), flags=re.M))
+    assert ids, "no ids parsed from TAXONOMY.md"
+    missing = sorted(ids - set(kb.rules))
+    assert not missing, f"no rule for {missing}"
+
+
+def test_every_seed_id_has_two_real_fixtures():
+    from conftest import FIXTURES
+
+    from diagnose.kb.selftest import find_cases
+
+    seeds = ["nvidia-uvm-hmm", "torchvision-torch-mismatch", "torch-extension-abi-mismatch",
+             "transformers-unknown-model-type", "ninja-missing-jit", "sm120-shared-memory-nan"]
+    firsts = [c.expected.get("first") for c in find_cases(FIXTURES)]
+    short = {s: firsts.count(s) for s in seeds if firsts.count(s) < 2}
+    assert not short, f"fewer than two real fixtures: {short}"
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"(a+)+$", r"(\w*)*x", r"(?:.*)*!"],
+)
+def test_lint_catches_catastrophic_regexes(pattern):
+    assert lint.check_regex(pattern) is not None
+
+
+def test_lint_reports_file_and_line_for_a_bad_rule(tmp_path: Path):
+    bad = tmp_path / "python-env"
+    bad.mkdir()
+    (bad / "oops.yaml").write_text(
+        "id: oops\ntitle: A rule with a typo\ncategory: python-env\nseverity: hihg\n"
+        "summary: x is broken here\ndescription: a long enough description here\n"
+    )
+    issues = lint.lint([tmp_path])
+    assert any(re.match(rf"{re.escape(str(bad / 'oops.yaml'))}:4\b", str(i.where)) for i in issues), issues
+
+
+def test_lint_catches_explains_cycles_and_missing_targets(tmp_path: Path):
+    cat = tmp_path / "server"
+    cat.mkdir()
+    body = (
+        "title: A test rule here\ncategory: server\nseverity: low\nsummary: a test rule\n"
+        "description: a rule that exists for a lint test\n"
+        "signals:\n  - {{id: s, regex: '{sig}', weight: 0.5}}\nexplains: [{target}]\n"
+        "fix:\n  - step: do the thing to fix it\nverify:\n  - run: true\n"
+        "verified_by:\n  - url: https://example.org/x\nexamples:\n  match: ['{sig}']\n  no_match: ['zzz']\n"
+    )
+    (cat / "aa.yaml").write_text("id: aa\n" + body.format(sig="alpha", target="bb"))
+    (cat / "bb.yaml").write_text("id: bb\n" + body.format(sig="beta", target="aa"))
+    (cat / "cc.yaml").write_text("id: cc\n" + body.format(sig="gamma", target="nope"))
+    text = "\n".join(map(str, lint.lint([tmp_path])))
+    assert "cycle" in text
+    assert "'nope', which is not a rule" in text
+
+
+def test_regexes_are_fast_on_a_long_line(kb):
+    long_line = "x" * 60000
+    for rule in kb.rules.values():
+        for sig in rule.signals:
+            if sig.regex:
+                regex.compile(sig.regex).search(long_line, timeout=1.0)
