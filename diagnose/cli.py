@@ -85,6 +85,41 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.flush()
 
 
+@cli.command("collect")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="Bundle path (default: diagnose-bundle-HOST-TIME.tar.gz).")
+@click.option("--python", "python", default=sys.executable, show_default="this Python",
+              help="The Python of the server's environment, for its packages and collect_env.")
+def collect_cmd(output: str | None, python: str) -> None:
+    """Gather this GPU host's artifacts (NVML, nvidia-smi, dmesg, packages, env) into a bundle."""
+    import socket
+    import time
+    from pathlib import Path
+
+    from diagnose.collect.bundle import Collector
+
+    path = Path(output or f"diagnose-bundle-{socket.gethostname()}-{time.strftime('%Y%m%d-%H%M%S')}.tar.gz")
+    tty = sys.stderr.isatty()
+    count = {"n": 0}
+
+    def progress(label: str) -> None:
+        count["n"] += 1
+        if tty:
+            sys.stderr.write(f"\r\x1b[Kcollecting [{count['n']}] {label[:70]}")
+            sys.stderr.flush()
+
+    collector = Collector(python=python, progress=progress)
+    collector.run_all()
+    collector.write(path)
+    if tty:
+        sys.stderr.write("\r\x1b[K")
+    failed = [i for i in collector.items if i.status != "ok"]
+    click.echo(f"wrote {path}: {len(collector.files)} file(s); {len(failed)} item(s) not collected", err=True)
+    for item in failed:
+        click.echo(f"  {item.name}: {item.reason}", err=True)
+    click.echo(f"read it back with: diagnose {path}", err=True)
+
+
 @cli.group("rules")
 def rules_cmd() -> None:
     """The knowledge base's own tools: list, show, lint, test, docs, schema."""

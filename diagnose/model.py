@@ -85,6 +85,7 @@ class Facts:
     xids: list[Xid] = field(default_factory=list)
     topology: dict[str, dict[str, str]] = field(default_factory=dict)
     p2p: dict[str, dict[str, str]] = field(default_factory=dict)
+    nvlink: dict[str, dict[str, str]] = field(default_factory=dict)
     model_types: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
 
@@ -106,7 +107,7 @@ class Facts:
         for module, params in other.module_params.items():
             self.module_params.setdefault(module, {}).update(params)
         self.xids.extend(other.xids)
-        for attr in ("topology", "p2p"):
+        for attr in ("topology", "p2p", "nvlink"):
             for gpu, row in getattr(other, attr).items():
                 getattr(self, attr).setdefault(gpu, {}).update(row)
         self.model_types.extend(m for m in other.model_types if m not in self.model_types)

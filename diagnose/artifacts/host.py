@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import regex
 
+from diagnose.artifacts import pip
 from diagnose.artifacts.pip import canonical, torch_cuda_tag
-from diagnose.model import Facts, Xid
+from diagnose.model import GPU, Facts, Xid
 
 KERNEL_PREFIX = regex.compile(
     r"^(?:\[\s*(?P<secs>\d+\.\d+)\]"  # dmesg
@@ -80,6 +81,8 @@ def line_facts(line: str) -> Facts | None:
             facts = Facts(module_params={m[1]: {m[2]: m[3]}})
     elif ":" in line and (key := line.split(":", 1)[0].strip()) in COLLECT_ENV:
         facts = _collect_env_fact(COLLECT_ENV[key], line.split(":", 1)[1].strip())
+    elif line[:1].isupper() and "=" in line and (m := ENV_LINE.match(line)):
+        facts = Facts(env={m[1]: m[2]})
     elif '"model_type"' in line:
         if m := regex.search(r'"model_type"\s*:\s*"([\w.-]+)"', line):
             facts = Facts(model_types=[m[1]])
@@ -100,3 +103,130 @@ def _collect_env_fact(what: str, value: str) -> Facts | None:
     if what == "cuda_driver":
         return Facts(cuda_driver_version=value) if regex.match(r"\d+\.\d+$", value) else None
     return None
+
+
+ENV_REPORT_START = regex.compile(
+    r"^(?:Collecting environment information|PyTorch version:|Python: \d+\.\d+|Python version: \d)"
+)
+ENV_KEY_VALUE = regex.compile(r"^([A-Za-z][\w .()/-]*?)\s*:\s*(.+?)\s*$")
+ENV_GPU = regex.compile(r"^GPU ([\d,]+)(?: Compute Capability)?:\s*(.+)$")
+PACKAGE_VERSION = regex.compile(r"^\d+(?:\.\d+)+(?:[.+-]?\w+)*$")
+NOT_PACKAGES = {"python", "python version", "cuda runtime version", "gcc version", "clang version", "cmake version",
+                "libc version", "os", "nvcc", "hip runtime version", "miopen runtime version"}
+
+
+def is_env_report_start(line: str) -> bool:
+    return bool(ENV_REPORT_START.match(line))
+
+
+def parse_env_report(lines: list[str]) -> Facts:
+    """`python -m torch.utils.collect_env`, vLLM's collect_env.py, `python -m sglang.check_env`."""
+    facts = Facts()
+    in_gpu_list = False
+    gpu_names: dict[int, str] = {}
+    gpu_ccs: dict[int, str] = {}
+    for line in lines:
+        stripped = line.strip()
+        if m := pip.COLLECT_ENV.match(stripped):
+            facts.packages.setdefault(canonical(m[1]), m[2])
+            continue
+        if (m := ENV_GPU.match(stripped)) and (in_gpu_list or "," in m[1] or "Compute Capability" in stripped
+                                              or m[1].isdigit()):
+            indexes = [int(i) for i in m[1].split(",") if i]
+            target = gpu_ccs if "Compute Capability" in stripped else gpu_names
+            for i in indexes:
+                target[i] = m[2].strip()
+            continue
+        m = ENV_KEY_VALUE.match(stripped)
+        if not m:
+            continue
+        key, value = m[1].strip(), m[2].strip()
+        in_gpu_list = key == "GPU models and configuration"
+        if in_gpu_list and (g := ENV_GPU.match(value)):
+            gpu_names[int(g[1].split(",")[0])] = g[2]
+        if key in COLLECT_ENV:
+            found = _collect_env_fact(COLLECT_ENV[key], value)
+            if found is None and COLLECT_ENV[key] == "cuda_driver":
+                found = _collect_env_fact("driver", value)  # sglang's check_env prints the driver here
+            if found:
+                facts.merge(found)
+        elif key in ("vLLM Version", "vLLM"):
+            if v := regex.match(r"\d[\w.+-]*", value):
+                facts.packages.setdefault("vllm", v[0])
+        elif key.lower() not in NOT_PACKAGES and " " not in key and PACKAGE_VERSION.match(value):
+            facts.packages.setdefault(canonical(key), value)
+    for i in sorted(set(gpu_names) | set(gpu_ccs)):
+        facts.gpus.append(GPU(index=i, name=gpu_names.get(i), compute_capability=gpu_ccs.get(i)))
+    if facts.packages.get("torch") and not facts.torch_cuda:
+        facts.torch_cuda = torch_cuda_tag(facts.packages["torch"])
+    return facts
+
+
+ENV_LINE = regex.compile(
+    r"^(?:export )?((?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_[A-Z0-9_]+"
+    r"|LD_LIBRARY_PATH|MAX_JOBS|OMP_NUM_THREADS)=(.*)$"
+)
+
+
+def parse_json_doc(text: str) -> tuple[Facts, list[str]] | None:
+    """A JSON document in the inputs: a collect bundle's nvml.json or manifest.json, or a
+    model's config.json. Returns facts and notes (what a collect could not read, and why)."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("diagnose_collect")
+    if kind == "nvml":
+        return _nvml_facts(data), [f"NVML: {e}" for e in data.get("errors", [])[:10]]
+    if kind == "manifest":
+        notes = [
+            f"collect could not read {i['name']} ({i['source']}): {i.get('reason') or i['status']}"
+            for i in data.get("items", [])
+            if i.get("status") != "ok"
+        ]
+        return Facts(), notes
+    if "model_type" in data:
+        return Facts(model_types=[str(data["model_type"])]), []
+    return None
+
+
+def _nvml_facts(data: dict) -> Facts:  # type: ignore[type-arg]
+    facts = Facts(driver_version=data.get("driver_version"), cuda_driver_version=data.get("cuda_driver_version"))
+    for g in data.get("gpus", []):
+        rows = g.get("remapped_rows") or {}
+        bus = g.get("bus_id")
+        facts.gpus.append(
+            GPU(
+                index=g.get("index"),
+                name=g.get("name"),
+                bus_id=_canonical_bus(bus) if bus else None,
+                compute_capability=g.get("compute_capability"),
+                memory_total_mib=g.get("memory_total_mib"),
+                uuid=g.get("uuid"),
+                ecc_uncorrected=g.get("ecc_uncorrected_volatile"),
+                remapped_rows_pending=rows.get("pending"),
+                source="nvml",
+            )
+        )
+    for p in data.get("pairs", []):
+        a, b = f"GPU{p['a']}", f"GPU{p['b']}"
+        link = "NV#" if p.get("p2p_nvlink") == "OK" else p.get("topology")
+        if link:
+            facts.topology.setdefault(a, {})[b] = link
+            facts.topology.setdefault(b, {})[a] = link
+        if p.get("p2p_read"):
+            facts.p2p.setdefault(a, {})[b] = p["p2p_read"]
+            facts.p2p.setdefault(b, {})[a] = p["p2p_read"]
+    return facts
+
+
+def _canonical_bus(bus_id: str) -> str:
+    domain, _, rest = bus_id.partition(":")
+    try:
+        return f"{int(domain, 16):04x}:{rest.lower()}"
+    except ValueError:
+        return bus_id.lower()

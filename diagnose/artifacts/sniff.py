@@ -10,11 +10,72 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from diagnose.artifacts import host, nvidia_smi, pip, pylog
+from diagnose.artifacts import host, nvidia_smi, nvsmi_query, pip, pylog, topology
 from diagnose.artifacts.reader import TextSource
 from diagnose.model import Facts, InputSummary
 
 OnLine = Callable[[int, str, str], None]
+LINE_FACT_KINDS = {"server-log", "traceback", "dmesg", "install-log", "collect-env"}
+
+
+@dataclass
+class Block:
+    """A structured artifact that spans lines: how it starts, goes on, ends, and is parsed."""
+
+    kind: str
+    first: Callable[[str], bool]
+    more: Callable[[str, list[str]], bool]
+    parse: Callable[[list[str]], Facts | None]
+    last: Callable[[str], bool] | None = None
+
+
+def _csv_more(text: str, lines: list[str]) -> bool:
+    if "," not in text:
+        return False
+    return nvidia_smi.is_csv_header(lines[0]) or nvidia_smi.is_headerless_csv_row(text)
+
+
+def _pip_list_more(text: str, lines: list[str]) -> bool:
+    return bool(pip.LIST_ROW.match(text.strip())) or text.startswith("---")
+
+
+def _pip_list_parse(lines: list[str]) -> Facts:
+    rows = (pip.LIST_ROW.match(t.strip()) for t in lines)
+    return Facts(packages={pip.canonical(m[1]): m[2] for m in rows if m and m[1] != "Package"})
+
+
+def _env_report_more(text: str, lines: list[str]) -> bool:
+    return not text.strip() or ":" in text or text.startswith(("[pip", "[conda", "GPU ", " ", "\t", "/"))
+
+
+BLOCKS: dict[str, Block] = {
+    "nvidia-smi": Block(
+        "nvidia-smi", nvidia_smi.is_table_start,
+        lambda t, lines: nvidia_smi.is_table_line(t) and bool(t.strip() or lines[-1].strip()),
+        nvidia_smi.parse_table),
+    "nvidia-smi-q": Block(
+        "nvidia-smi-q", nvsmi_query.is_query_start, lambda t, _: nvsmi_query.is_query_line(t), nvsmi_query.parse_query),
+    "nvidia-smi-xml": Block(
+        "nvidia-smi-q", nvsmi_query.is_xml_start, lambda t, _: True,
+        lambda lines: nvsmi_query.parse_xml("\n".join(lines)), last=nvsmi_query.is_xml_end),
+    "nvidia-smi-topo": Block(
+        "nvidia-smi-topo", topology.is_matrix_header, lambda t, _: topology.is_matrix_line(t), topology.parse_matrix),
+    "nvidia-smi-list": Block(
+        "nvidia-smi", topology.is_list_line,
+        lambda t, _: topology.is_list_line(t) or bool(topology.NVLINK.match(t)), topology.parse_list),
+    "nvidia-smi-csv": Block(
+        "nvidia-smi-csv", lambda t: "," in t and (nvidia_smi.is_csv_header(t) or nvidia_smi.is_headerless_csv_row(t)),
+        _csv_more, nvidia_smi.parse_csv),
+    "pip-list": Block("pip-freeze", lambda t: bool(pip.LIST_HEADER.match(t)), _pip_list_more, _pip_list_parse),
+    "pip-list-json": Block(
+        "pip-list-json", lambda t: t.lstrip().startswith('[{"name"'), lambda t, _: True,
+        lambda lines: Facts(packages=pip.parse_list_json("\n".join(lines)) or {}), last=lambda t: t.rstrip().endswith("]")),
+    "json-doc": Block(
+        "bundle-manifest", lambda t: t.rstrip() == "{", lambda t, _: True, lambda lines: None,
+        last=lambda t: t.rstrip() == "}"),
+    "env-report": Block(
+        "collect-env", host.is_env_report_start, _env_report_more, host.parse_env_report),
+}
 SEGMENT_KIND = {"traceback": "server-log"}  # tracebacks are reported as part of their log
 MAX_BLOCK = 4000  # lines of one structured block kept for its parser
 
@@ -35,7 +96,6 @@ class _Scanner:
         self.tracker = pylog.TracebackTracker()
         self.block: str | None = None
         self.block_lines: list[str] = []
-        self.csv_header = False
 
     # --- segments -------------------------------------------------------------------
     def _count(self, lineno: int, kind: str, blank: bool) -> None:
@@ -48,65 +108,48 @@ class _Scanner:
 
     # --- structured blocks ----------------------------------------------------------
     def _close_block(self) -> None:
-        if self.block == "nvidia-smi":
-            self.result.facts.merge(nvidia_smi.parse_table(self.block_lines))
-        elif self.block == "nvidia-smi-csv":
-            self.result.facts.merge(nvidia_smi.parse_csv(self.block_lines))
-        elif self.block == "pip-list-json":
-            packages = pip.parse_list_json("\n".join(self.block_lines))
-            if packages:
-                self.result.facts.merge(Facts(packages=packages))
-        self.block, self.block_lines, self.csv_header = None, [], False
+        spec = BLOCKS.get(self.block or "")
+        if self.block == "json-doc":
+            parsed_doc = host.parse_json_doc("\n".join(self.block_lines))
+            if parsed_doc is not None:
+                self.result.facts.merge(parsed_doc[0])
+                self.source.notes.extend(parsed_doc[1])
+        elif spec is not None and self.block_lines:
+            parsed = spec.parse(self.block_lines)
+            if parsed is not None:
+                self.result.facts.merge(parsed)
+        self.block, self.block_lines = None, []
 
     def _continue_block(self, text: str) -> bool:
-        block = self.block
-        if block == "nvidia-smi":
-            keep = nvidia_smi.is_table_line(text) and bool(text.strip() or self.block_lines[-1].strip())
-        elif block == "nvidia-smi-csv":
-            keep = "," in text and (self.csv_header or nvidia_smi.is_headerless_csv_row(text))
-        elif block == "pip-list":
-            if (m := pip.LIST_ROW.match(text.strip())) or text.startswith("---"):
-                if m:
-                    self.result.facts.merge(Facts(packages={pip.canonical(m[1]): m[2]}))
-                return True
-            keep = False
-        elif block == "pip-list-json":
-            keep = True
-        else:
-            keep = False
+        spec = BLOCKS[self.block or ""]
+        keep = spec.more(text, self.block_lines)
         if keep and len(self.block_lines) < MAX_BLOCK:
             self.block_lines.append(text)
-            if block == "pip-list-json" and text.rstrip().endswith("]"):
+        if not keep or (spec.last is not None and spec.last(text)):
+            if keep:
                 self._close_block()
-        if not keep:
+                self.block = None
+                return True
             self._close_block()
         return keep
 
     def _start_block(self, text: str) -> str | None:
-        if nvidia_smi.is_table_start(text):
-            self.block = "nvidia-smi"
-        elif "," in text and nvidia_smi.is_csv_header(text):
-            self.block, self.csv_header = "nvidia-smi-csv", True
-        elif "," in text and nvidia_smi.is_headerless_csv_row(text):
-            self.block = "nvidia-smi-csv"
-        elif pip.LIST_HEADER.match(text):
-            self.block = "pip-list"
-        elif text.lstrip().startswith('[{"name"'):
-            self.block = "pip-list-json"
-        else:
-            return None
-        self.block_lines = [text]
-        if self.block == "pip-list-json" and text.rstrip().endswith("]"):
-            self._close_block()
-            return "pip-list-json"
-        return self.block
+        for name, spec in BLOCKS.items():
+            if spec.first(text):
+                self.block, self.block_lines = name, [text]
+                if spec.last is not None and spec.last(text):
+                    self._close_block()
+                return name
+        return None
 
     # --- one line -------------------------------------------------------------------
     def _kind(self, lineno: int, text: str) -> str:
-        if self.block and self._continue_block(text):
-            return "pip-freeze" if self.block == "pip-list" else self.block or "pip-list-json"
+        if self.block:
+            block = self.block
+            if self._continue_block(text):
+                return BLOCKS[block].kind
         if started := self._start_block(text):
-            return "pip-freeze" if started == "pip-list" else started
+            return BLOCKS[started].kind
         facts = self.result.facts
         if pip.is_freeze_line(text):
             name_version = pip.parse_freeze_line(text)
@@ -126,7 +169,7 @@ class _Scanner:
     def feed(self, lineno: int, raw: str) -> None:
         text = pylog.strip_ansi(raw)
         kind = self._kind(lineno, text)
-        if kind not in ("pip-freeze", "nvidia-smi", "nvidia-smi-csv", "pip-list-json"):
+        if kind in LINE_FACT_KINDS:
             if found := host.line_facts(text):
                 for xid in found.xids:
                     xid.source, xid.line = self.source.name, lineno

@@ -1,0 +1,150 @@
+"""`nvidia-smi -q` (indented text) and `nvidia-smi -q -x` (XML): GPUs, driver, CUDA, ECC, remapping.
+
+The text form is read into a tree by indentation, so sections that differ between driver
+releases are found by their names, not their positions:
+
+>>> facts = parse_query('''==============NVSMI LOG==============
+... Driver Version                            : 580.159.04
+... CUDA Version                              : 13.0
+... Attached GPUs                             : 1
+... GPU 00000000:18:00.0
+...     Product Name                          : NVIDIA H200
+...     FB Memory Usage
+...         Total                             : 143771 MiB
+...     Remapped Rows
+...         Pending                           : No'''.splitlines())
+>>> g = facts.gpus[0]; (facts.driver_version, facts.cuda_driver_version, g.name, g.bus_id, g.memory_total_mib, g.remapped_rows_pending)
+('580.159.04', '13.0', 'NVIDIA H200', '0000:18:00.0', 143771, False)
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import regex
+
+from diagnose.artifacts.nvidia_smi import _bus
+from diagnose.model import GPU, Facts
+
+KEY_VALUE = regex.compile(r"^(\s*)([^:]+?)\s*:\s*(.*)$")
+GPU_HEADER = regex.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
+
+
+def is_query_start(line: str) -> bool:
+    return "NVSMI LOG" in line
+
+
+def is_query_line(line: str) -> bool:
+    return not line.strip() or line.startswith((" ", "\t")) or bool(GPU_HEADER.match(line)) or bool(
+        KEY_VALUE.match(line)
+    )
+
+
+def _tree(lines: list[str]) -> dict[str, Any]:
+    root: dict[str, Any] = {}
+    stack: list[tuple[int, dict[str, Any]]] = [(-1, root)]
+    for line in lines:
+        if not line.strip() or "NVSMI LOG" in line:
+            continue
+        indent = len(line) - len(line.lstrip())
+        while stack and indent <= stack[-1][0]:
+            stack.pop()
+        parent = stack[-1][1] if stack else root
+        if m := GPU_HEADER.match(line):
+            node: dict[str, Any] = {"_bus": m[1]}
+            parent.setdefault("_gpus", []).append(node)
+            stack.append((indent, node))
+            continue
+        m = KEY_VALUE.match(line)
+        if m and m[3]:
+            parent.setdefault(m[2].strip(), m[3].strip())
+        else:
+            section: dict[str, Any] = {}
+            parent[line.strip().rstrip(":")] = section
+            stack.append((indent, section))
+    return root
+
+
+def _mib(value: str | None) -> int | None:
+    m = regex.match(r"(\d+)\s*MiB", value or "")
+    return int(m[1]) if m else None
+
+
+def _uncorrectable(ecc: dict[str, Any]) -> int | None:
+    volatile = ecc.get("Volatile") if isinstance(ecc, dict) else None
+    if not isinstance(volatile, dict):
+        return None
+    total, seen = 0, False
+    for key, value in volatile.items():
+        if "ncorrectable" in key and isinstance(value, str) and value.isdigit():
+            total += int(value)
+            seen = True
+    return total if seen else None
+
+
+def parse_query(lines: list[str]) -> Facts:
+    tree = _tree(lines)
+    facts = Facts(driver_version=tree.get("Driver Version"))
+    cuda = tree.get("CUDA Version")
+    facts.cuda_driver_version = cuda if cuda and cuda != "N/A" else None
+    for i, node in enumerate(tree.get("_gpus", [])):
+        remapped = node.get("Remapped Rows")
+        pending = remapped.get("Pending") if isinstance(remapped, dict) else None
+        fb = node.get("FB Memory Usage")
+        gpu = GPU(
+            index=int(node["Minor Number"]) if str(node.get("Minor Number", "")).isdigit() else i,
+            name=node.get("Product Name"),
+            bus_id=_bus(node["_bus"]),
+            uuid=node.get("GPU UUID"),
+            memory_total_mib=_mib(fb.get("Total")) if isinstance(fb, dict) else None,
+            ecc_uncorrected=_uncorrectable(node.get("ECC Errors", {})),
+            remapped_rows_pending=(pending == "Yes") if pending in ("Yes", "No") else None,
+        )
+        facts.gpus.append(gpu)
+    return facts
+
+
+def is_xml_start(line: str) -> bool:
+    return "<nvidia_smi_log" in line or "nvsmi_device" in line and "DOCTYPE" in line
+
+
+def is_xml_end(line: str) -> bool:
+    return "</nvidia_smi_log>" in line
+
+
+def parse_xml(text: str) -> Facts | None:
+    start = text.find("<nvidia_smi_log")
+    if start < 0:
+        return None
+    try:
+        root = ET.fromstring(text[start:])
+    except ET.ParseError:
+        return None
+    facts = Facts(driver_version=_text(root, "driver_version"))
+    cuda = _text(root, "cuda_version")
+    facts.cuda_driver_version = cuda if cuda and cuda != "N/A" else None
+    for i, node in enumerate(root.findall("gpu")):
+        pending = _text(node, "remapped_rows/remapped_row_pending")
+        uncorrectable = [
+            int(e.text) for e in node.iterfind("ecc_errors/volatile/*")
+            if "uncorrectable" in e.tag and e.text and e.text.strip().isdigit()
+        ]
+        facts.gpus.append(
+            GPU(
+                index=int(m) if (m := _text(node, "minor_number")) and m.isdigit() else i,
+                name=_text(node, "product_name"),
+                bus_id=_bus(node.get("id", "")) if node.get("id") else None,
+                uuid=_text(node, "uuid"),
+                compute_capability=_text(node, "compute_cap"),
+                memory_total_mib=_mib(_text(node, "fb_memory_usage/total")),
+                ecc_uncorrected=sum(uncorrectable) if uncorrectable else None,
+                remapped_rows_pending=(pending == "Yes") if pending in ("Yes", "No") else None,
+            )
+        )
+    return facts
+
+
+def _text(node: ET.Element, path: str) -> str | None:
+    found = node.find(path)
+    return found.text.strip() if found is not None and found.text and found.text.strip() else None
