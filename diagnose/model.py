@@ -55,6 +55,19 @@ class GPU:
     remapped_rows_pending: bool | None = None
     source: str | None = None
 
+    def same_device(self, other: GPU) -> bool:
+        """One physical GPU seen by two artifacts (by bus id, UUID, or index when neither has both)."""
+        if self.bus_id and other.bus_id:
+            return self.bus_id == other.bus_id
+        if self.uuid and other.uuid:
+            return self.uuid == other.uuid
+        return self.index is not None and self.index == other.index
+
+    def fill(self, other: GPU) -> None:
+        for name, value in vars(other).items():
+            if getattr(self, name) is None and value is not None:
+                setattr(self, name, value)
+
 
 @dataclass
 class Xid:
@@ -93,8 +106,12 @@ class Facts:
         """Fold another artifact's facts into these; the first known value of a scalar wins."""
         for name, version in other.packages.items():
             self.packages.setdefault(name, version)
-        known = {(g.bus_id, g.index, g.name) for g in self.gpus}
-        self.gpus.extend(g for g in other.gpus if (g.bus_id, g.index, g.name) not in known)
+        for gpu in other.gpus:
+            same = next((g for g in self.gpus if g.same_device(gpu)), None)
+            if same is None:
+                self.gpus.append(gpu)
+            else:
+                same.fill(gpu)
         for attr in (
             "driver_version",
             "cuda_driver_version",

@@ -7,13 +7,12 @@ fact or an installed release that already has the fix lowers it, and the finding
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass, field
 from typing import Any
 
 from diagnose.engine import conditions
 from diagnose.engine.match import Hit
-from diagnose.kb.compiled import CompiledRule, KnowledgeBase
+from diagnose.kb.compiled import PLACEHOLDER, CompiledRule, KnowledgeBase
 from diagnose.model import Evidence, Facts, Finding, RuleVerdict
 
 REPORT_AT = 0.3  # below this a candidate is a near-miss, shown only by --explain
@@ -106,19 +105,12 @@ def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
     return out
 
 
-class _Values(dict):  # type: ignore[type-arg]
-    def __missing__(self, key: str) -> str:
-        return f"<{key.rsplit('.', 1)[-1]}>"
-
-
 def render_template(text: str, values: dict[str, str]) -> str:
-    """Fill `{packages.torch}`-style placeholders; unknown ones render as `<torch>`."""
-    out = []
-    for literal, field_name, _spec, _conv in string.Formatter().parse(text):
-        out.append(literal)
-        if field_name is not None:
-            out.append(values.get(field_name) or _Values()[field_name])
-    return "".join(out)
+    """Fill `{packages.torch}`-style placeholders; unknown ones render as `<torch>`.
+
+    Other braces (`awk '{print $1}'`) are left as they are.
+    """
+    return PLACEHOLDER.sub(lambda m: values.get(m[1]) or f"<{m[1].rsplit('.', 1)[-1]}>", text)
 
 
 def _placeholders(candidate: Candidate, facts: Facts) -> dict[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -17,6 +18,10 @@ from typing import Any
 
 from diagnose import __version__
 from diagnose.kb import loader
+
+
+# a fix step's placeholders: {packages.torch}, {groups.model_type}, {facts.driver_version}, {compat.T.expected}
+PLACEHOLDER = re.compile(r"\{((?:packages|groups|facts|compat)\.[\w.-]+)\}")
 
 
 @dataclass

@@ -16,6 +16,7 @@ import regex
 
 from diagnose.errors import RuleError
 from diagnose.kb import loader
+from diagnose.kb.compiled import PLACEHOLDER
 
 ADVERSARIAL_TIMEOUT = 0.2
 NESTED_QUANTIFIER = regex.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)[+*{]")
@@ -23,7 +24,7 @@ WRITES = regex.compile(
     r"(?:^|[;&|]\s*|\bsudo\s+)(?:rm|mv|cp|dd|mkfs\S*|modprobe|rmmod|insmod|reboot|shutdown|kill|pkill|"
     r"apt(?:-get)?|yum|dnf|pip3?\s+(?:install|uninstall)|uv\s+pip\s+(?:install|uninstall)|conda\s+(?:install|remove)|"
     r"systemctl\s+(?:start|stop|restart|enable|disable)|tee|chmod|chown|nvidia-smi\s+-(?:r|pm|c|i\s+\d+\s+-r))\b"
-    r"|[^2&]>\s*[^&\s]"
+    r"|(?:^|\s)(?:\d?>>?|&>)\s*(?!&|/dev/null)[^\s&|]"
 )
 
 
@@ -95,7 +96,7 @@ def lint_rule(rule: Any, rule_file: loader.RuleFile) -> list[Issue]:
             issues.append(Issue(at("verify", i, "run"), f"verify command is not read-only: {step.run!r}"))
     for i, step in enumerate(rule.fix):
         if step.run and "{" in step.run:
-            bad = [f for f in regex.findall(r"\{([^{}]*)\}", step.run) if not _known_placeholder(f, rule)]
+            bad = [f for f in PLACEHOLDER.findall(step.run) if not _known_placeholder(f, rule)]
             if bad:
                 issues.append(Issue(at("fix", i, "run"), f"unknown placeholder(s) {', '.join(bad)}"))
     if not rule.examples.no_match:

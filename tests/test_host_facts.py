@@ -1,0 +1,95 @@
+"""Facts from real GPU-host output (fixtures/healthy/host-h200x2-snapshot, captured on 2x H200)."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, run_cli
+
+from diagnose import api
+from diagnose.artifacts import host
+
+SNAP = FIXTURES / "healthy" / "host-h200x2-snapshot"
+
+
+def facts_of(*names: str, kb=None):
+    return api.diagnose([str(SNAP / n) for n in names], kb=kb).facts
+
+
+@pytest.mark.parametrize("name", ["nvidia-smi.txt", "nvidia-smi-q.txt", "nvidia-smi-q-x.xml", "nvidia-smi-csv.txt",
+                                  "nvidia-smi-csv-noheader.txt"])
+def test_every_nvidia_smi_form_gives_the_two_gpus(name, kb):
+    f = facts_of(name, kb=kb)
+    assert [g.name for g in f.gpus] == ["NVIDIA H200", "NVIDIA H200"]
+    assert [g.bus_id for g in f.gpus] == ["0000:00:06.0", "0000:00:07.0"]
+    assert f.driver_version == "580.159.04"
+    assert all(g.memory_total_mib == 143771 for g in f.gpus)
+    assert all(g.compute_capability == "9.0" for g in f.gpus), "from the CSV or from the GPU-name table"
+
+
+def test_query_forms_carry_ecc_and_remapping(kb):
+    for name in ("nvidia-smi-q.txt", "nvidia-smi-q-x.xml"):
+        f = facts_of(name, kb=kb)
+        assert f.cuda_driver_version == "13.0"
+        assert [g.ecc_uncorrected for g in f.gpus] == [0, 0]
+        assert [g.remapped_rows_pending for g in f.gpus] == [False, False]
+
+
+def test_csv_without_units_or_header(kb):
+    f = facts_of("nvidia-smi-csv-nounits.txt", kb=kb)
+    assert [g.compute_capability for g in f.gpus] == ["9.0", "9.0"] and f.driver_version == "580.159.04"
+
+
+def test_topology_p2p_and_nvlink(kb):
+    f = facts_of("nvidia-smi-topo-m.txt", "nvidia-smi-topo-p2p-r.txt", "nvidia-smi-nvlink-s.txt", kb=kb)
+    assert f.topology == {"GPU0": {"GPU1": "NV18"}, "GPU1": {"GPU0": "NV18"}}
+    assert f.p2p == {"GPU0": {"GPU1": "OK"}, "GPU1": {"GPU0": "OK"}}
+    assert len(f.nvlink["GPU0"]) == 18 and set(f.nvlink["GPU0"].values()) == {"26.562 GB/s"}
+
+
+def test_kernel_module_driver_and_release(kb):
+    f = facts_of("proc-driver-nvidia-version.txt", "uname.txt", "dmesg.txt", kb=kb)
+    assert f.kernel_module == "open" and f.driver_version == "580.159.04"
+    assert f.kernel_release == "6.18.44-fc-v657-gpu"
+
+
+def test_collect_env_and_packages(kb):
+    f = facts_of("collect-env.txt", kb=kb)
+    assert f.packages["torch"] == "2.11.0+cu130" and f.torch_cuda == "13.0"
+    assert f.driver_version == "580.159.04" and [g.name for g in f.gpus] == ["NVIDIA H200"] * 2
+    freeze = facts_of("pip-freeze.txt", kb=kb).packages
+    assert freeze == facts_of("pip-list.json", kb=kb).packages
+    assert freeze["transformers"] == "5.17.0"
+
+
+def test_xid_lines_in_every_timestamp_form():
+    forms = [
+        "[ 8341.513252] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.",
+        "[Tue Mar  4 10:01:02 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+        "Mar 04 10:01:02 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.",
+        "2025-03-04T10:01:02.123456+00:00 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.",
+    ]
+    for line in forms:
+        facts = host.line_facts(line)
+        assert facts and facts.xids[0].xid == 79 and facts.xids[0].pci == "0000:3b:00", line
+        assert host.kernel_time(line)[0], line
+
+
+def test_collect_bundle_round_trips_on_a_host_without_gpu(tmp_path: Path):
+    bundle = tmp_path / "b.tar.gz"
+    proc = run_cli("collect", "-o", str(bundle), timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    with tarfile.open(bundle) as tar:
+        names = [Path(m.name).name for m in tar.getmembers()]
+        manifest = json.load(tar.extractfile(next(m for m in tar.getmembers() if m.name.endswith("manifest.json"))))
+    assert "manifest.json" in names and "nvml.json" in names and "env.txt" in names
+    assert {i["name"] for i in manifest["items"]} >= {"nvml.json", "nvidia-smi.txt", "dmesg.txt", "pip-list.json"}
+    data = json.loads(run_cli("--format", "json", "--exit-zero", str(bundle)).stdout)
+    assert data["facts"]["packages"].get("click"), "the packages of the chosen Python come back"
+    notes = [n for i in data["inputs"] for n in i["notes"]]
+    failed = [i for i in manifest["items"] if i["status"] != "ok"]
+    for item in failed:
+        assert any(item["name"] in n for n in notes), f"{item['name']} not collected, but not reported"
