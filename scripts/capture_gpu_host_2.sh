@@ -5,7 +5,7 @@
 set -u
 out=${1:?usage: capture_gpu_host_2.sh OUTDIR}
 mkdir -p "$out"
-PY=$(readlink -f "$(command -v python3)")
+PY=$(command -v python3)
 PYTHONPATH=$PWD timeout 300 "$PY" -m diagnose collect -o "$out/collect-bundle.tar.gz" >"$out/collect.stderr" 2>&1
 echo "exit=$?" >>"$out/collect.stderr"
 ninja_dir=$(dirname "$(command -v ninja)")
