@@ -89,7 +89,7 @@ def test_lint_catches_explains_cycles_and_missing_targets(tmp_path: Path):
         "title: A test rule here\ncategory: server\nseverity: low\nsummary: a test rule\n"
         "description: a rule that exists for a lint test\n"
         "signals:\n  - {{id: s, regex: '{sig}', weight: 0.5}}\nexplains: [{target}]\n"
-        "fix:\n  - step: do the thing to fix it\nverify:\n  - run: true\n"
+        "fix:\n  - step: do the thing to fix it\nverify:\n  - run: nvidia-smi\n"
         "verified_by:\n  - url: https://example.org/x\nexamples:\n  match: ['{sig}']\n  no_match: ['zzz']\n"
     )
     (cat / "aa.yaml").write_text("id: aa\n" + body.format(sig="alpha", target="bb"))
