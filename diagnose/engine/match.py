@@ -50,14 +50,15 @@ class Matcher:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
-        self.regex_signals: list[tuple[str, CompiledSignal, Any]] = []
+        self.regex_signals: list[tuple[str, CompiledSignal]] = []
         self.fuzzy_signals: list[tuple[str, CompiledSignal]] = []
+        self.compiled: dict[str, Any] = {}  # each signal's own regex, compiled on its first candidate line
         for rule, sig in kb.signals():
             if sig.regex is not None:
-                self.regex_signals.append((rule.id, sig, regex.compile(sig.regex)))
+                self.regex_signals.append((rule.id, sig))
             else:
                 self.fuzzy_signals.append((rule.id, sig))
-        joined = "|".join(scoped(s.regex) for _, s, _ in self.regex_signals if s.regex)
+        joined = "|".join(scoped(s.regex) for _, s in self.regex_signals if s.regex)
         self.prefilter = regex.compile(joined) if joined else None
         self.hits: dict[str, list[Hit]] = defaultdict(list)
         self.error_lines: list[ErrorLine] = []
@@ -89,9 +90,13 @@ class Matcher:
             return None
 
     def _match_regexes(self, lineno: int, kind: str, text: str, position: tuple[int, int]) -> None:
-        for rule_id, sig, pattern in self.regex_signals:
+        for rule_id, sig in self.regex_signals:
             if sig.kinds is not None and kind not in sig.kinds:
                 continue
+            assert sig.regex is not None
+            pattern = self.compiled.get(sig.regex)
+            if pattern is None:
+                pattern = self.compiled[sig.regex] = regex.compile(sig.regex)
             hits = self.hits[rule_id]
             if sum(1 for h in hits if h.signal is sig) >= MAX_HITS_PER_SIGNAL:
                 continue

@@ -28,6 +28,16 @@ def release(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def same_version(a: str, b: str) -> bool:
+    """Equal as PEP 440 versions, local parts (`+cu128`) ignored: `0.0.28.post2` != `0.0.28`."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(a.split("+")[0]) == Version(b.split("+")[0])
+    except InvalidVersion:
+        return release(a) == release(b)
+
+
 def minor(version: str) -> tuple[int, ...]:
     return release(version)[:2]
 
@@ -59,7 +69,7 @@ def extension_torch(table: dict[str, Any] | None, facts: Facts) -> Answer:
     for row in _rows(table):
         name, version = str(row.get("package", "")), str(row.get("version", ""))
         installed = facts.packages.get(name)
-        if not installed or release(installed) != release(version):
+        if not installed or not same_version(installed, version):
             continue
         known = True
         built_for = str(row.get("torch", ""))
