@@ -120,7 +120,7 @@ def test_gzip_and_truncated_gzip(tmp_path: Path):
     _no_traceback(proc)
     assert proc.returncode == 1
     notes = [n for i in json.loads(proc.stdout)["inputs"] for n in i["notes"]]
-    assert any("truncated or corrupt" in n for n in notes)
+    assert any("truncated" in n for n in notes)
 
 
 def test_tar_bundle_members_are_named(tmp_path: Path):

@@ -8,12 +8,12 @@ reported), binary data and unsupported compression are skipped with their reason
 from __future__ import annotations
 
 import bz2
-import gzip
 import io
 import lzma
 import os
 import sys
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,9 +171,7 @@ def _add_stream(result: ReadResult, name: str, stream: BinaryIO, depth: int = 0)
         if depth > 2:
             result.skipped.append(Skipped(name, f"{kind} nested too deep"))
             return
-        opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
-        inner = opener(fileobj=buffered)  # type: ignore[operator]
-        _add_stream(result, name, _Guarded(inner, name, kind), depth + 1)
+        _add_stream(result, name, _Decompressing(buffered, kind), depth + 1)
         return
     if kind is not None:
         result.skipped.append(
@@ -232,26 +230,51 @@ def _looks_binary(head: bytes) -> bool:
     return control > len(head) * 0.1
 
 
-class _Guarded(io.RawIOBase):
-    """A decompressing stream whose corruption ends the input with a note, not a traceback."""
+class _Decompressing(io.RawIOBase):
+    """gzip / bzip2 / xz decompressed block by block, so that a truncated or corrupt stream still
+    gives everything before the damage (and says so in `error`) instead of a traceback."""
 
-    def __init__(self, inner: BinaryIO, name: str, kind: str) -> None:
-        self.inner, self.name_, self.kind = inner, name, kind
+    def __init__(self, raw: BinaryIO, kind: str) -> None:
+        self.raw_in, self.kind = raw, kind
         self.error: str | None = None
+        self.pending = b""
+        self.done = False
+        self.decoder = self._new_decoder()
+
+    def _new_decoder(self):  # type: ignore[no-untyped-def]
+        if self.kind == "gzip":
+            return zlib.decompressobj(wbits=31)
+        return bz2.BZ2Decompressor() if self.kind == "bzip2" else lzma.LZMADecompressor()
 
     def readable(self) -> bool:
         return True
 
+    def _fill(self) -> None:
+        while not self.pending and not self.done:
+            chunk = self.raw_in.read(BLOCK)
+            try:
+                if not chunk:
+                    self.done = True
+                    if not self.decoder.eof:
+                        self.error = f"{self.kind} stream is truncated; read up to the cut"
+                    return
+                data = self.decoder.decompress(chunk)
+                while self.decoder.eof and self.decoder.unused_data:  # concatenated members
+                    rest = self.decoder.unused_data
+                    self.decoder = self._new_decoder()
+                    data += self.decoder.decompress(rest)
+            except (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+                self.error = f"{self.kind} stream is corrupt ({exc}); read up to the damage"
+                self.done = True
+                return
+            self.pending = data
+
     def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
-        if self.error:
-            return 0
-        try:
-            data = self.inner.read(len(buffer))
-        except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
-            self.error = f"{self.kind} stream is truncated or corrupt ({exc}); read up to there"
-            return 0
-        buffer[: len(data)] = data
-        return len(data)
+        self._fill()
+        n = min(len(buffer), len(self.pending))
+        buffer[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
 
 
 class _Recoded(io.RawIOBase):

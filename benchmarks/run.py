@@ -1,0 +1,89 @@
+"""Throughput, peak memory and small-log latency of `diagnose`, against ripgrep on the same patterns.
+
+    python benchmarks/run.py --size-mb 100 --runs 3
+
+Reports the median of the runs: MB/s and peak RSS of `diagnose --format json` and of `rg -n -f`
+with the KB's regexes exported (when ripgrep is installed), and a small crash log end to end
+against `python -c pass`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def timed(argv: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS in KB of one run (GNU time when present, else wall only)."""
+    gnu_time = shutil.which("time") or "/usr/bin/time"
+    if Path(gnu_time).exists():
+        with tempfile.NamedTemporaryFile("r") as out:
+            start = time.perf_counter()
+            subprocess.run([gnu_time, "-f", "%M", "-o", out.name, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wall = time.perf_counter() - start
+            rss = int(out.read().strip().splitlines()[-1] or 0)
+            return wall, rss
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start, 0
+
+
+def median_of(argv: list[str], runs: int) -> tuple[float, int]:
+    results = [timed(argv) for _ in range(runs)]
+    return statistics.median(r[0] for r in results), max(r[1] for r in results)
+
+
+def export_patterns(path: Path) -> int:
+    from diagnose import api
+
+    kb = api.load_kb()
+    patterns = [s.regex for r in kb.rules.values() for s in r.signals if s.regex]
+    path.write_text("\n".join(patterns) + "\n")
+    return len(patterns)
+
+
+def main() -> None:
+    from gen_log import generate
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size-mb", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    data = ROOT / "benchmarks" / "data"
+    log = data / f"server-{args.size_mb}mb.log"
+    if not log.exists():
+        generate(args.size_mb, 7, log)
+    size_mb = log.stat().st_size / 1e6
+    diagnose = [sys.executable, "-m", "diagnose", "--format", "json", "--exit-zero", str(log)]
+    subprocess.run(diagnose, stdout=subprocess.DEVNULL)  # warm the KB cache
+    wall, rss = median_of(diagnose, args.runs)
+    report = {"input_mb": round(size_mb, 1), "diagnose": {"seconds": round(wall, 2), "mb_per_s": round(size_mb / wall, 1), "peak_rss_mb": round(rss / 1024, 1)}}
+    rg = shutil.which("rg")
+    if rg:
+        patterns = data / "patterns.txt"
+        report["patterns"] = export_patterns(patterns)
+        rg_wall, rg_rss = median_of([rg, "-n", "-f", str(patterns), str(log)], args.runs)
+        report["ripgrep"] = {"seconds": round(rg_wall, 2), "mb_per_s": round(size_mb / rg_wall, 1), "peak_rss_mb": round(rg_rss / 1024, 1)}
+        report["diagnose_vs_ripgrep"] = round(rg_wall / wall, 2)
+    else:
+        report["ripgrep"] = "not installed (apt-get install ripgrep)"
+    small = next(iter(sorted(ROOT.glob("fixtures/cuda-oom--*/*.log"))))
+    small_wall, _ = median_of([sys.executable, "-m", "diagnose", "--exit-zero", str(small)], max(args.runs, 5))
+    pass_wall, _ = median_of([sys.executable, "-c", "pass"], max(args.runs, 5))
+    report["small_log"] = {"file": str(small.relative_to(ROOT)), "seconds": round(small_wall, 3),
+                           "python_pass_seconds": round(pass_wall, 3), "above_python_start": round(small_wall - pass_wall, 3)}
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
