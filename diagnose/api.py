@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from diagnose.artifacts import reader, sniff
+from diagnose.artifacts import prefilter, reader, sniff
 from diagnose.engine import rank
 from diagnose.engine.match import Matcher
 from diagnose.errors import InputError
@@ -27,10 +27,13 @@ def diagnose(
     *,
     stdin: BinaryIO | None = None,
     kb: KnowledgeBase | None = None,
+    use_prefilter: bool = True,
 ) -> Diagnosis:
-    """Diagnose files, directories, bundles and '-' (stdin). InputError when nothing is readable."""
+    """Diagnose files, directories, bundles and '-' (stdin). InputError when nothing is readable.
+
+    Large inputs go through the multi-pattern prefilter unless `use_prefilter` is False."""
     opened = reader.open_inputs(inputs, stdin=stdin)
-    return _run(opened, kb or load_kb())
+    return _run(opened, kb or load_kb(), use_prefilter)
 
 
 def diagnose_texts(artifacts: list[tuple[str, str | bytes]], kb: KnowledgeBase | None = None) -> Diagnosis:
@@ -42,14 +45,30 @@ def diagnose_texts(artifacts: list[tuple[str, str | bytes]], kb: KnowledgeBase |
     return _run(opened, kb or load_kb())
 
 
-def _run(opened: reader.ReadResult, kb: KnowledgeBase) -> Diagnosis:
+def _prefilter_factory(kb: KnowledgeBase, enabled: bool):  # type: ignore[no-untyped-def]
+    """Build the multi-pattern prefilter once, and only when a large input needs it."""
+    if not enabled:
+        return None
+    built: list[prefilter.Prefilter] = []
+
+    def get() -> prefilter.Prefilter:
+        if not built:
+            patterns = [s.regex for _, s in kb.signals() if s.regex]
+            built.append(prefilter.Prefilter(patterns, compiled.cache_dir()))
+        return built[0]
+
+    return get
+
+
+def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = True) -> Diagnosis:
     diagnosis = Diagnosis(kb_version=kb.version, skipped=list(opened.skipped))
     matcher = Matcher(kb)
     facts = Facts()
     read_any = False
+    prefilter = _prefilter_factory(kb, use_prefilter)
     for source in opened.sources:
         matcher.start_source(source.name)
-        result = sniff.scan(source, matcher.feed)
+        result = sniff.scan(source, matcher.feed, prefilter)
         if result.lines == 0:
             diagnosis.skipped.append(_skip(source.name, "empty"))
             continue

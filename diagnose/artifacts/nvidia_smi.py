@@ -133,7 +133,12 @@ def _guess_columns(cells: list[str]) -> dict[str, str]:
     return row
 
 
+GPU_WORDS = ("NVIDIA", "Tesla", "Quadro", "GeForce", "RTX", "TITAN", "nvidia")
+
+
 def is_headerless_csv_row(line: str) -> bool:
+    if not any(w in line for w in GPU_WORDS):
+        return False
     cells = [c.strip() for c in line.split(",")]
     if len(cells) < 2:
         return False

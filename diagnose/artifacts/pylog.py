@@ -15,10 +15,11 @@ ANSI = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 TRACEBACK = "Traceback (most recent call last):"
 CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 EXCEPTION = regex.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b(?::|$)")
-ERRORISH = regex.compile(
+ERRORISH_PATTERN = (
     r"(?i)\b(?:error|fatal|failed|failure|exception|assert(?:ion)?|killed|abort(?:ed)?|critical|"
     r"cannot|unable|not found|segmentation fault|core dumped|timed? ?out)\b"
 )
+ERRORISH = regex.compile(ERRORISH_PATTERN)
 
 
 def strip_ansi(text: str) -> str:

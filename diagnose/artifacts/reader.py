@@ -14,15 +14,16 @@ import os
 import sys
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from diagnose.model import Skipped
 
 BLOCK = 1 << 20
 MAX_LINE = 64 * 1024  # characters of one line that are matched; the rest is reported as cut
+SMALL_INPUT = 4 << 20  # inputs up to this size are read line by line; larger ones through the prefilter
 SNIFF = 8192
 
 MAGIC = {
@@ -44,69 +45,137 @@ class TextSource:
     notes: list[str] = field(default_factory=list)
     encoding: str = "utf-8"
 
-    def lines(self) -> Iterator[tuple[int, str]]:
-        """(1-based line number, text without the newline), decoded, long lines cut."""
-        lineno = 0
-        replaced = 0
-        cut: list[int] = []
+    total_lines: int = 0
+    selected_lines: int | None = None
+
+    def lines(self, prefilter: Callable[[], Any] | None = None) -> Iterator[tuple[int, str]]:
+        """(1-based line number, text without the newline), decoded, long lines cut.
+
+        Given a prefilter factory and an input over SMALL_INPUT bytes, only the lines the
+        prefilter selects (and their context) are decoded and yielded; line numbers stay true.
+        """
+        head = self.stream.read(SMALL_INPUT)
+        more = self.stream.read(1) if len(head) == SMALL_INPUT else b""
+        blocks = _blocks(head + more, self.stream)
+        if prefilter is None or not more:
+            yield from self._all_lines(blocks)
+        else:
+            yield from self._selected_lines(blocks, prefilter())
+        self._finish_notes()
+
+    def _decode(self, raw: bytes) -> str:
+        try:
+            text = raw.decode(self.encoding)
+        except UnicodeDecodeError:
+            text = raw.decode(self.encoding, errors="replace")
+            self._replaced += 1
+        return text.rstrip("\r")
+
+    def _split(self, blocks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
+        """Chunks that end at a line end (the last may not); a line over MAX_LINE*4 bytes is cut
+        there, and the rest of it dropped. Yields (chunk, whether the chunk's last line was cut)."""
         pending = b""
         dropping = False
-        decode = _decoder(self.encoding)
-        while True:
-            block = self.stream.read(BLOCK)
-            if not block:
-                break
-            start = 0
-            while True:
-                nl = block.find(b"\n", start)
+        for block in blocks:
+            if dropping:
+                nl = block.find(b"\n")
                 if nl < 0:
-                    if not dropping:
-                        pending += block[start:]
-                        if len(pending) > MAX_LINE * 4:
-                            pending = pending[: MAX_LINE * 4]
-                            dropping = True
-                    break
-                piece = block[start:nl]
-                start = nl + 1
-                raw = piece if dropping else pending + piece
+                    continue
+                block, dropping = block[nl:], False
+            data = pending + block
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                if len(data) > MAX_LINE * 4:
+                    pending, dropping = data[: MAX_LINE * 4], True
+                else:
+                    pending = data
+                continue
+            yield data[: cut + 1], False
+            pending = data[cut + 1 :]
+        if pending:
+            yield pending, dropping
+
+    def _all_lines(self, blocks: Iterator[bytes]) -> Iterator[tuple[int, str]]:
+        lineno = 0
+        for chunk, _ in self._split(blocks):
+            parts = chunk.split(b"\n")
+            if chunk.endswith(b"\n"):
+                parts.pop()
+            for raw in parts:
                 lineno += 1
-                text, bad = decode(raw)
-                replaced += bad
-                if dropping or len(text) > MAX_LINE:
-                    cut.append(lineno)
-                    text = text[:MAX_LINE]
-                pending = b""
-                dropping = False
-                yield lineno, text.rstrip("\r")
-        if pending or dropping:
-            lineno += 1
-            text, bad = decode(pending)
-            replaced += bad
-            if dropping or len(text) > MAX_LINE:
-                cut.append(lineno)
-                text = text[:MAX_LINE]
-            yield lineno, text.rstrip("\r")
+                yield lineno, self._cut(lineno, self._decode(raw))
+        self.total_lines = lineno
+
+    def _cut(self, lineno: int, text: str) -> str:
+        if len(text) > MAX_LINE:
+            self._cut_lines.append(lineno)
+            return text[:MAX_LINE]
+        return text
+
+    def _selected_lines(self, blocks: Iterator[bytes], prefilter: Any) -> Iterator[tuple[int, str]]:
+        base = 0  # lines before this chunk
+        carry = 0  # context lines still owed from the previous chunk
+        selected = 0
+        for chunk, _ in self._split(blocks):
+            n_lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+            ranges = [(0, 0, carry - 1)] if carry else []
+            last_offset, last_index = 0, 0
+            for end, context in sorted(prefilter.hits(chunk)):
+                at = max(end - 1, 0)
+                last_index += chunk.count(b"\n", last_offset, at)
+                last_offset = at
+                start = chunk.rfind(b"\n", 0, at) + 1
+                ranges.append((start, last_index, last_index + context))
+            carry = 0
+            covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
+            for start, first, last in sorted(ranges, key=lambda r: r[1]):
+                if last <= covered:
+                    continue
+                offset, index = (start, first) if first > covered else (next_offset, covered + 1)
+                while index <= last and index < n_lines:
+                    nl = chunk.find(b"\n", offset)
+                    raw = chunk[offset:] if nl < 0 else chunk[offset:nl]
+                    selected += 1
+                    yield base + index + 1, self._cut(base + index + 1, self._decode(raw))
+                    offset, index = nl + 1, index + 1
+                covered, next_offset = index - 1, offset
+                if last >= n_lines:
+                    carry = max(carry, last - n_lines + 1)
+            base += n_lines
+        self.total_lines = base
+        self.selected_lines = selected
+
+    def _finish_notes(self) -> None:
         error = getattr(getattr(self.stream, "raw", None), "error", None)
         if error:
             self.notes.append(error)
-        if replaced:
-            self.notes.append(f"{replaced} line(s) held invalid {self.encoding} bytes, replaced by U+FFFD")
-        if cut:
+        if self._replaced:
+            self.notes.append(f"{self._replaced} line(s) held invalid {self.encoding} bytes, replaced by U+FFFD")
+        if self._cut_lines:
+            cut = self._cut_lines
             shown = ", ".join(str(n) for n in cut[:5]) + (" ..." if len(cut) > 5 else "")
             self.notes.append(
                 f"{len(cut)} line(s) longer than {MAX_LINE} characters were cut to that length "
                 f"for matching (line {shown})"
             )
+        if self.selected_lines is not None:
+            self.notes.append(
+                f"large input: {self.total_lines} lines scanned, {self.selected_lines} selected by the prefilter"
+            )
+
+    def __post_init__(self) -> None:
+        self._replaced = 0
+        self._cut_lines: list[int] = []
 
 
-def _decoder(encoding: str):  # type: ignore[no-untyped-def]
-    def decode(raw: bytes) -> tuple[str, int]:
-        try:
-            return raw.decode(encoding), 0
-        except UnicodeDecodeError:
-            return raw.decode(encoding, errors="replace"), 1
-
-    return decode
+def _blocks(first: bytes, stream: BinaryIO) -> Iterator[bytes]:
+    if first:
+        yield first
+    while True:
+        block = stream.read(BLOCK)
+        if not block:
+            return
+        yield block
 
 
 @dataclass

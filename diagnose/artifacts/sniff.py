@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from diagnose.artifacts import host, nvidia_smi, nvsmi_query, pip, pylog, topology
 from diagnose.artifacts.reader import TextSource
@@ -190,9 +191,18 @@ class _Scanner:
         return self.result
 
 
-def scan(source: TextSource, on_line: OnLine) -> ScanResult:
-    """Read `source` once: every line goes to `on_line(lineno, kind, text)`; facts come back."""
+def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | None = None) -> ScanResult:
+    """Read `source` once: every line goes to `on_line(lineno, kind, text)`; facts come back.
+
+    With a prefilter factory, a large input gives only the lines the prefilter selects."""
     scanner = _Scanner(source, on_line)
-    for lineno, raw in source.lines():
+    for lineno, raw in source.lines(prefilter):
         scanner.feed(lineno, raw)
-    return scanner.finish()
+    result = scanner.finish()
+    if source.selected_lines is not None:
+        unseen = source.total_lines - source.selected_lines
+        logs = [s for s in result.segments if s.kind == "server-log"]
+        if logs:
+            logs[0].lines += unseen
+    result.lines = source.total_lines
+    return result

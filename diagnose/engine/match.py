@@ -14,14 +14,14 @@ from typing import Any
 import regex
 
 from diagnose.artifacts import pylog
-from diagnose.kb.compiled import CompiledSignal, KnowledgeBase
+from diagnose.artifacts.prefilter import LineFilter
+from diagnose.kb.compiled import CompiledSignal, KnowledgeBase, cache_dir
 from diagnose.model import Evidence
 
 REGEX_TIMEOUT = 0.25  # seconds for one search of one line; lint keeps regexes far below it
 FUZZY_MAX_LINE = 600
 MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
-LEADING_FLAGS = regex.compile(r"^\(\?([aiLmsux]+)\)")
 
 
 @dataclass
@@ -39,12 +39,6 @@ class ErrorLine:
     exception: bool
 
 
-def scoped(pattern: str) -> str:
-    """`(?i)foo` -> `(?i:foo)` so that patterns can be joined into one alternation."""
-    m = LEADING_FLAGS.match(pattern)
-    return f"(?{m[1]}:{pattern[m.end():]})" if m else f"(?:{pattern})"
-
-
 class Matcher:
     """Feed it lines with `feed`; read `hits` (rule id -> hits) and `error_lines` after."""
 
@@ -58,9 +52,11 @@ class Matcher:
                 self.regex_signals.append((rule.id, sig))
             else:
                 self.fuzzy_signals.append((rule.id, sig))
-        joined = "|".join(scoped(s.regex) for _, s in self.regex_signals if s.regex)
-        self.prefilter = regex.compile(joined) if joined else None
+        self.filter = LineFilter(
+            [s.regex for _, s in self.regex_signals if s.regex], pylog.ERRORISH_PATTERN, cache_dir()
+        )
         self.hits: dict[str, list[Hit]] = defaultdict(list)
+        self.counts: dict[int, int] = defaultdict(int)  # hits per signal, bounded by MAX_HITS_PER_SIGNAL
         self.error_lines: list[ErrorLine] = []
         self.fuzzy_seen: dict[str, list[tuple[str, CompiledSignal]]] = {}
         self.timeouts: list[str] = []
@@ -75,12 +71,12 @@ class Matcher:
         if not text:
             return
         position = (self.source_index, lineno)
-        if self.prefilter is not None and self._search(self.prefilter, text, "prefilter"):
-            self._match_regexes(lineno, kind, text, position)
-        if self.fuzzy_signals or len(self.error_lines) < MAX_ERROR_LINES:
-            exception = kind == "traceback" and pylog.is_exception_line(text)
-            if exception or pylog.looks_like_error(text):
-                self._error_line(lineno, kind, text, position, exception)
+        candidates, errorish = self.filter.classify(text)
+        if candidates is None or candidates:
+            self._match_regexes(lineno, kind, text, position, candidates)
+        exception = kind == "traceback" and pylog.is_exception_line(text)
+        if exception or errorish:
+            self._error_line(lineno, kind, text, position, exception)
 
     def _search(self, pattern: Any, text: str, what: str) -> Any:
         try:
@@ -89,22 +85,27 @@ class Matcher:
             self.timeouts.append(f"{what} timed out on {self.source}")
             return None
 
-    def _match_regexes(self, lineno: int, kind: str, text: str, position: tuple[int, int]) -> None:
+    def _match_regexes(
+        self, lineno: int, kind: str, text: str, position: tuple[int, int], candidates: set[str] | None
+    ) -> None:
         for rule_id, sig in self.regex_signals:
+            assert sig.regex is not None
+            if candidates is not None and sig.regex not in candidates:
+                continue
             if sig.kinds is not None and kind not in sig.kinds:
                 continue
-            assert sig.regex is not None
+            if self.counts[id(sig)] >= MAX_HITS_PER_SIGNAL:
+                continue
             pattern = self.compiled.get(sig.regex)
             if pattern is None:
                 pattern = self.compiled[sig.regex] = regex.compile(sig.regex)
             hits = self.hits[rule_id]
-            if sum(1 for h in hits if h.signal is sig) >= MAX_HITS_PER_SIGNAL:
-                continue
             m = self._search(pattern, text, f"{rule_id}/{sig.id}")
             if m:
                 evidence = Evidence(self.source, lineno, text.strip(), sig.id, kind)
                 groups = {k: v for k, v in m.groupdict().items() if v}
                 hits.append(Hit(sig, evidence, groups, position))
+                self.counts[id(sig)] += 1
 
     def _error_line(
         self, lineno: int, kind: str, text: str, position: tuple[int, int], exception: bool
@@ -121,8 +122,9 @@ class Matcher:
             hits = self.hits[rule_id]
             if any(h.position == position for h in hits):
                 continue  # this line is already evidence for the rule through a regex
-            if sum(1 for h in hits if h.signal is sig) < MAX_HITS_PER_SIGNAL:
+            if self.counts[id(sig)] < MAX_HITS_PER_SIGNAL:
                 hits.append(Hit(sig, Evidence(self.source, lineno, key, sig.id, kind), {}, position))
+                self.counts[id(sig)] += 1
 
     def _fuzzy(self, line: str, kind: str) -> list[tuple[str, CompiledSignal]]:
         from rapidfuzz import fuzz

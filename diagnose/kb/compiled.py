@@ -170,5 +170,8 @@ def _write_cache(path: Path, kb: KnowledgeBase) -> None:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(kb, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
+        for stale in path.parent.glob("kb-*.pickle"):  # older KB versions: keep the cache small
+            if stale != path:
+                stale.unlink(missing_ok=True)
     except OSError:
         pass  # a read-only home is fine: we just rebuild next time

@@ -1,0 +1,54 @@
+"""The prefilter (Hyperscan over blocks) must give the same findings as reading every line."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FIXTURES
+
+from diagnose import api
+from diagnose.artifacts import prefilter, reader
+from diagnose.kb.selftest import find_cases
+
+CASES = [c for c in find_cases(FIXTURES) if not c.expected.get("healthy")] + [
+    c for c in find_cases(FIXTURES) if c.expected.get("healthy")
+][::4]
+
+
+def summary(diagnosis):
+    def walk(findings):
+        for f in findings:
+            yield f.rule_id, tuple(sorted((e.source, e.line) for e in f.evidence)), round(f.confidence, 3)
+            yield from walk(f.symptoms)
+
+    return sorted(walk(diagnosis.findings)), [(e.source, e.line) for e in diagnosis.unmatched_errors]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_same_findings_every_line_and_through_the_block_prefilter(case, kb, monkeypatch):
+    every_line = summary(api.diagnose(case.artifacts(), kb=kb, use_prefilter=False))
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)  # force the block prefilter even on small inputs
+    through_blocks = summary(api.diagnose(case.artifacts(), kb=kb))
+    assert through_blocks[0] == every_line[0]
+
+
+@pytest.mark.parametrize("case", CASES[::5], ids=lambda c: c.name)
+def test_same_findings_without_hyperscan(case, kb, monkeypatch):
+    if prefilter.hyperscan_module() is None:
+        pytest.skip("hyperscan is not installed here: the fallback is the only path")
+    with_hs = summary(api.diagnose(case.artifacts(), kb=kb))
+    monkeypatch.setenv("DIAGNOSE_NO_HYPERSCAN", "1")
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    without = summary(api.diagnose(case.artifacts(), kb=kb))
+    assert without[0] == with_hs[0]
+
+
+def test_block_mode_keeps_true_line_numbers(tmp_path, kb, monkeypatch):
+    log = tmp_path / "big.log"
+    filler = b"INFO 11-29 10:00:00 [engine.py:1] Avg prompt throughput: 1.0 tokens/s\n" * 200_000
+    log.write_bytes(filler + b"RuntimeError: operator torchvision::nms does not exist\n" + filler)
+    diagnosis = api.diagnose([str(log)], kb=kb)
+    finding = diagnosis.findings[0]
+    assert finding.rule_id == "torchvision-torch-mismatch"
+    assert finding.evidence[0].line == 200_001
+    assert any("selected by the prefilter" in n for i in diagnosis.inputs for n in i.notes)
+    assert sum(i.lines for i in diagnosis.inputs) == 400_001
