@@ -76,6 +76,7 @@ class TextSource:
         there, and the rest of it dropped. Yields (chunk, whether the chunk's last line was cut)."""
         pending = b""
         dropping = False
+        lines_before = 0
         for block in blocks:
             if dropping:
                 nl = block.find(b"\n")
@@ -87,10 +88,13 @@ class TextSource:
             if cut < 0:
                 if len(data) > MAX_LINE * 4:
                     pending, dropping = data[: MAX_LINE * 4], True
+                    if lines_before + 1 not in self._cut_lines:
+                        self._cut_lines.append(lines_before + 1)
                 else:
                     pending = data
                 continue
             yield data[: cut + 1], False
+            lines_before += data.count(b"\n", 0, cut + 1)
             pending = data[cut + 1 :]
         if pending:
             yield pending, dropping
@@ -108,7 +112,8 @@ class TextSource:
 
     def _cut(self, lineno: int, text: str) -> str:
         if len(text) > MAX_LINE:
-            self._cut_lines.append(lineno)
+            if lineno not in self._cut_lines:
+                self._cut_lines.append(lineno)
             return text[:MAX_LINE]
         return text
 
