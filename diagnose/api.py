@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from diagnose.artifacts import prefilter, reader, sniff
-from diagnose.engine import rank
-from diagnose.engine.match import Matcher
+from diagnose.engine import fingerprint, rank
+from diagnose.engine.match import ErrorLine, Matcher
 from diagnose.errors import InputError
 from diagnose.kb import compat, compiled
 from diagnose.kb.compiled import KnowledgeBase
@@ -66,6 +66,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     facts = Facts()
     read_any = False
     prefilter = _prefilter_factory(kb, use_prefilter)
+    exceptions: list[ErrorLine] = []
     for source in opened.sources:
         matcher.start_source(source.name)
         result = sniff.scan(source, matcher.feed, prefilter)
@@ -73,6 +74,11 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
             diagnosis.skipped.append(_skip(source.name, "empty"))
             continue
         read_any = True
+        exceptions.extend(
+            ErrorLine(Evidence(source.name, tb.exception_line, tb.exception, "exception", "traceback"),
+                      (matcher.source_index, tb.exception_line), True)
+            for tb in result.tracebacks if tb.exception_line and tb.exception
+        )
         facts.merge(result.facts)
         diagnosis.inputs.extend(result.segments)
     if not read_any:
@@ -81,7 +87,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     diagnosis.facts = facts
     candidates, diagnosis.rejected = rank.assess_all(matcher.hits, facts, kb)
     diagnosis.findings = rank.rank(candidates, facts, kb)
-    diagnosis.unmatched_errors = _unmatched(matcher, diagnosis)
+    diagnosis.unmatched_errors = _unmatched(exceptions, matcher, diagnosis)
     for note in sorted(set(matcher.timeouts)):
         diagnosis.skipped.append(_skip("regex", note))
     return diagnosis
@@ -109,14 +115,28 @@ def _complete_facts(facts: Facts, kb: KnowledgeBase) -> None:
             gpu.compute_capability = compat.compute_capability(table, gpu.name)
 
 
-def _unmatched(matcher: Matcher, diagnosis: Diagnosis) -> list[Evidence]:
-    """The likely failing lines no finding explains: exception lines first, then error lines."""
+def _unmatched(exceptions: list[ErrorLine], matcher: Matcher, diagnosis: Diagnosis) -> list[Evidence]:
+    """The likely failing lines no finding explains: the exception of each traceback first (in
+    the order they happened), then other error lines; each with a stable fingerprint."""
     cited = {(e.source, e.line) for f in _all_findings(diagnosis.findings) for e in f.evidence}
-    lines = [e for e in matcher.error_lines if (e.evidence.source, e.evidence.line) not in cited]
+    known = {(e.evidence.source, e.evidence.line) for e in exceptions}
+    candidates = exceptions + [e for e in matcher.error_lines if (e.evidence.source, e.evidence.line) not in known]
+    lines = [e for e in candidates if (e.evidence.source, e.evidence.line) not in cited]
     if diagnosis.findings:
         lines = [e for e in lines if e.exception]
     lines.sort(key=lambda e: (not e.exception, e.position))
-    return [e.evidence for e in lines[:MAX_UNMATCHED]]
+    out = []
+    seen: set[str] = set()
+    for line in lines:
+        evidence = line.evidence
+        evidence.template = fingerprint.template(evidence.text)
+        evidence.fingerprint = fingerprint.fingerprint(evidence.text)
+        if evidence.fingerprint not in seen:  # the same failure repeated (every rank) once
+            seen.add(evidence.fingerprint)
+            out.append(evidence)
+        if len(out) == MAX_UNMATCHED:
+            break
+    return out
 
 
 def _all_findings(findings):  # type: ignore[no-untyped-def]

@@ -41,6 +41,8 @@ class Evidence:
     signal: str
     kind: str = "server-log"
     time: str | None = None
+    fingerprint: str | None = None  # unmatched errors: a stable id of the masked line
+    template: str | None = None
 
 
 @dataclass

@@ -150,16 +150,20 @@ def to_finding(candidate: Candidate, facts: Facts) -> Finding:
 def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[Finding]:
     """Findings best first; each symptom folded under the cause that explains it."""
     reported = {c.rule.id: c for c in candidates if c.confidence >= REPORT_AT}
+    closure = {rid: set(_explained(rid, kb, set())) - {rid} for rid in reported}
     explained_by: dict[str, str] = {}
-    order = sorted(reported.values(), key=lambda c: (-c.confidence, c.first, c.rule.id))
-    for cause in order:
-        for symptom_id in _explained(cause.rule.id, kb, set()):
-            if symptom_id in reported and symptom_id not in explained_by and symptom_id != cause.rule.id:
-                explained_by[symptom_id] = cause.rule.id
+    for symptom_id in reported:
+        causes = [c for c in reported if symptom_id in closure[c]]
+        # the closest cause: no other cause of this symptom lies between it and the symptom
+        closest = [c for c in causes if not any(o != c and o in closure[c] for o in causes)] or causes
+        if closest:
+            best = max(closest, key=lambda c: (reported[c].confidence, c))
+            explained_by[symptom_id] = best
     # break cycles: a rule never folds under its own symptom
     for symptom_id, cause_id in list(explained_by.items()):
         if explained_by.get(cause_id) == symptom_id:
-            del explained_by[symptom_id if reported[symptom_id].confidence <= reported[cause_id].confidence else cause_id]
+            weaker = symptom_id if reported[symptom_id].confidence <= reported[cause_id].confidence else cause_id
+            explained_by.pop(weaker, None)
     findings = {rid: to_finding(c, facts) for rid, c in reported.items()}
     for symptom_id, cause_id in explained_by.items():
         cause = reported[cause_id]

@@ -40,6 +40,7 @@ class CaseResult:
     ranked: list[str]
     problems: list[str] = field(default_factory=list)
     confidence: float | None = None
+    scored: list[tuple[str, float]] = field(default_factory=list)  # every top-level finding
 
     @property
     def ok(self) -> bool:
@@ -67,6 +68,7 @@ def run_case(case: Case, kb: KnowledgeBase) -> CaseResult:
     ranked = [f.rule_id for f in diagnosis.findings]
     every = set(ranked) | {s.rule_id for f in diagnosis.findings for s in _walk(f.symptoms)}
     result = CaseResult(case, ranked, confidence=diagnosis.findings[0].confidence if diagnosis.findings else None)
+    result.scored = [(f.rule_id, f.confidence) for f in diagnosis.findings]
     exp = case.expected
     if exp.get("healthy"):
         if ranked:
@@ -135,3 +137,33 @@ def confusion_lines(results: list[CaseResult]) -> list[str]:
         cells = ", ".join(f"{p} x{c}" for p, c in counts.most_common())
         out.append(f"{truth:<{width}}  {n:>2} {right:>3}/{n:<2}  {cells}")
     return out
+
+
+BINS = [(0.3, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.01)]
+
+
+@dataclass
+class Calibration:
+    """How often a finding reported at a given confidence was the true cause."""
+
+    rows: list[tuple[str, int, float, float]]  # (bin, count, mean confidence, share correct)
+    brier: float
+    predictions: int
+
+
+def calibration(results: list[CaseResult]) -> Calibration:
+    """Every top-level finding of every labelled or healthy case is one prediction: it is right
+    when its rule is the case's true cause (a healthy case has none)."""
+    pairs: list[tuple[float, int]] = []
+    for r in results:
+        truth = r.case.expected.get("first")
+        for rule_id, confidence in r.scored:
+            pairs.append((confidence, int(rule_id == truth)))
+    rows = []
+    for lo, hi in BINS:
+        inside = [(c, o) for c, o in pairs if lo <= c < hi]
+        if inside:
+            rows.append((f"{lo:.1f}-{min(hi, 1.0):.1f}", len(inside), sum(c for c, _ in inside) / len(inside),
+                         sum(o for _, o in inside) / len(inside)))
+    brier = sum((c - o) ** 2 for c, o in pairs) / len(pairs) if pairs else 0.0
+    return Calibration(rows, brier, len(pairs))

@@ -36,7 +36,8 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
         label = "Other errors no rule explains" if findings else "Errors no rule explains (most likely failing line first)"
         out.append(s(label + ":", "1"))
         for e in diagnosis.unmatched_errors:
-            out.append(f"  {s(f'{e.source}:{e.line}', '2')}  {e.text}")
+            fp = f"  {s(f'[fingerprint {e.fingerprint}]', '2')}" if e.fingerprint else ""
+            out.append(f"  {s(f'{e.source}:{e.line}', '2')}  {e.text}{fp}")
     if explain and diagnosis.rejected:
         out.append("")
         out.append(s("Rules with some evidence that were not reported:", "1"))

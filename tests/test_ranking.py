@@ -1,0 +1,83 @@
+"""Ranking a post-mortem can trust: folding, calibration, unknown failures and their fingerprints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from conftest import FIXTURES, run_cli
+
+from diagnose import api
+from diagnose.kb import selftest
+
+SEED_CHAIN = (
+    # real lines: a uv install that replaced torch (fixtures/pip-resolver-replaced-torch--repro-uv-torchvision)
+    # followed by the seed's sgl_kernel failure (seed 002) and torchvision's own (seed 003)
+    " - torch==2.13.0+cpu\n"
+    " + torch==2.15.0\n"
+    "ImportError: [sgl_kernel] CRITICAL: Could not load any common_ops library...\n"
+)
+
+
+def test_symptoms_fold_under_their_cause_and_the_cause_ranks_first(kb):
+    diagnosis = api.diagnose_texts([("paste", SEED_CHAIN)], kb=kb)
+    first = diagnosis.findings[0]
+    assert first.rule_id == "pip-resolver-replaced-torch"
+    assert [s.rule_id for s in first.symptoms] == ["torch-extension-abi-mismatch"]
+    assert all(f.rule_id != "torch-extension-abi-mismatch" for f in diagnosis.findings)
+    assert any("symptom torch-extension-abi-mismatch" in r for r in first.reasons)
+
+
+def test_a_symptom_without_its_cause_is_still_a_candidate(kb):
+    diagnosis = api.diagnose_texts([("paste", SEED_CHAIN.splitlines()[-1])], kb=kb)
+    assert diagnosis.findings[0].rule_id == "torch-extension-abi-mismatch"
+
+
+def test_a_contradicting_fact_demotes_and_says_why(kb):
+    line = "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 147456, Hardware limit: 101376\n"
+    sm120 = api.diagnose_texts([("log", line)], kb=kb)
+    assert sm120.findings and sm120.findings[0].rule_id == "sm120-shared-memory-nan"
+    h200 = (FIXTURES / "healthy" / "host-h200x2-snapshot" / "nvidia-smi.txt").read_text()
+    on_h200 = api.diagnose_texts([("log", line), ("nvidia-smi.txt", h200)], kb=kb)
+    assert all(f.rule_id != "sm120-shared-memory-nan" for f in on_h200.findings)
+    verdict = next(v for v in on_h200.rejected if v.rule_id == "sm120-shared-memory-nan")
+    assert "9.0" in verdict.reason
+
+
+def test_confidence_is_calibrated_on_the_labelled_fixtures(kb):
+    results = [selftest.run_case(c, kb) for c in selftest.find_cases(FIXTURES)]
+    cal = selftest.calibration(results)
+    assert cal.predictions > 150
+    assert cal.brier <= 0.1, cal
+    high = [row for row in cal.rows if row[0].startswith(("0.8", "0.9"))]
+    assert all(right >= 0.75 for _, n, _, right in high if n >= 10), cal.rows
+
+
+def test_unknown_failure_gives_the_failing_line_and_a_stable_fingerprint(kb):
+    def run(rank: int, addr: str, path: str):
+        text = (
+            f"[rank{rank}]: Traceback (most recent call last):\n"
+            f'[rank{rank}]:   File "{path}/model_runner.py", line 1412, in forward\n'
+            f"[rank{rank}]: FluxCapacitorError: capacitor {addr} overloaded at {path}/flux.py:33 with shape [8, 4096]\n"
+        )
+        return api.diagnose_texts([("run.log", text)], kb=kb)
+
+    a, b = run(0, "0x7f00aa", "/opt/venv/lib"), run(3, "0x11bb", "/home/user/env/lib")
+    assert not a.findings
+    assert a.unmatched_errors[0].line == 3 and a.unmatched_errors[0].text.startswith("FluxCapacitorError")
+    assert a.unmatched_errors[0].fingerprint == b.unmatched_errors[0].fingerprint
+
+
+def test_rules_draft_writes_a_rule_that_recognises_the_failure(tmp_path: Path):
+    log = tmp_path / "run.log"
+    log.write_text("Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+                   "FluxCapacitorError: capacitor 0x7f00 overloaded at /opt/a/flux.py:33\n")
+    proc = run_cli("rules", "draft", str(log), "--out", str(tmp_path / "draft"))
+    assert proc.returncode == 0, proc.stderr.decode()
+    [rule_file] = (tmp_path / "draft" / "rules").rglob("*.yaml")
+    rule = yaml.safe_load(rule_file.read_text())
+    assert rule["examples"]["match"] == ["FluxCapacitorError: capacitor 0x7f00 overloaded at /opt/a/flux.py:33"]
+    again = tmp_path / "again.log"
+    again.write_text("FluxCapacitorError: capacitor 0x1 overloaded at /srv/b/flux.py:9\n")
+    found = run_cli("--rules", str(tmp_path / "draft" / "rules"), "--format", "json", str(again))
+    assert rule["id"] in found.stdout.decode()
