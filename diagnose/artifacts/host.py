@@ -230,3 +230,19 @@ def _canonical_bus(bus_id: str) -> str:
         return f"{int(domain, 16):04x}:{rest.lower()}"
     except ValueError:
         return bus_id.lower()
+
+
+LOG_TIME = regex.compile(
+    r"(?P<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"  # 2025-02-19 04:01:02
+    r"|\b[IWEF](?P<glog>\d{4} \d\d:\d\d:\d\d\.\d+)"  # torch c10d / glog: E1129 19:50:56.183415
+    r"|^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (?P<vllm>\d\d-\d\d \d\d:\d\d:\d\d)"  # vLLM: INFO 02-19 04:01:02
+)
+
+
+def log_time(line: str) -> str | None:
+    """The time a log line carries, as printed (kernel-log seconds included), or None."""
+    kernel, _ = kernel_time(line)
+    if kernel:
+        return kernel
+    m = LOG_TIME.search(line[:120])
+    return next((v for v in m.groupdict().values() if v), None) if m else None

@@ -13,7 +13,7 @@ from typing import Any
 
 import regex
 
-from diagnose.artifacts import pylog
+from diagnose.artifacts import host, pylog
 from diagnose.artifacts.prefilter import LineFilter
 from diagnose.kb.compiled import CompiledSignal, KnowledgeBase, cache_dir
 from diagnose.model import Evidence
@@ -102,7 +102,7 @@ class Matcher:
             hits = self.hits[rule_id]
             m = self._search(pattern, text, f"{rule_id}/{sig.id}")
             if m:
-                evidence = Evidence(self.source, lineno, text.strip(), sig.id, kind)
+                evidence = Evidence(self.source, lineno, text.strip(), sig.id, kind, host.log_time(text))
                 groups = {k: v for k, v in m.groupdict().items() if v}
                 hits.append(Hit(sig, evidence, groups, position))
                 self.counts[id(sig)] += 1
@@ -110,7 +110,7 @@ class Matcher:
     def _error_line(
         self, lineno: int, kind: str, text: str, position: tuple[int, int], exception: bool
     ) -> None:
-        evidence = Evidence(self.source, lineno, text.strip(), "error-line", kind)
+        evidence = Evidence(self.source, lineno, text.strip(), "error-line", kind, host.log_time(text))
         if len(self.error_lines) < MAX_ERROR_LINES:
             self.error_lines.append(ErrorLine(evidence, position, exception))
         if not self.fuzzy_signals:
