@@ -230,8 +230,9 @@ def _add_file(result: ReadResult, path: Path) -> None:
     _add_stream(result, name, stream)
 
 
-def _add_stream(result: ReadResult, name: str, stream: BinaryIO, depth: int = 0) -> None:
-    buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+def _add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> None:
+    """`stream`: any readable binary file object (a file, stdin, BytesIO, a decompressor)."""
+    buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)
     try:
         head = buffered.peek(SNIFF)[:SNIFF]
     except (OSError, EOFError, ValueError) as exc:
@@ -357,7 +358,7 @@ class _Recoded(io.RawIOBase):
     def __init__(self, inner: BinaryIO, encoding: str) -> None:
         import codecs
 
-        self.reader = codecs.getreader(encoding)(inner, errors="replace")
+        self.reader = codecs.getreader(encoding)(inner, "replace")
         self.rest = b""
 
     def readable(self) -> bool:

@@ -8,7 +8,7 @@ distinct such line is scored once.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import regex

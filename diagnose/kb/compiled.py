@@ -19,7 +19,6 @@ from typing import Any
 from diagnose import __version__
 from diagnose.kb import loader
 
-
 # a fix step's placeholders: {packages.torch}, {groups.model_type}, {facts.driver_version}, {compat.T.expected}
 PLACEHOLDER = re.compile(r"\{((?:packages|groups|facts|compat)\.[\w.-]+)\}")
 

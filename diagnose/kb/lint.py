@@ -133,7 +133,7 @@ def lint(dirs: list[Path]) -> list[Issue]:
             continue
         rules[rule.id] = (rule, rule_file)
         issues.extend(lint_rule(rule, rule_file))
-    for rule_id, (rule, rule_file) in rules.items():
+    for rule, rule_file in rules.values():
         for i, target in enumerate(rule.explains):
             if target not in rules:
                 where = f"{rule_file.path}:{loader.line_of(rule_file.root, ['explains', i])}"
