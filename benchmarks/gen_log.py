@@ -40,7 +40,8 @@ def generate(size_mb: int, seed: int, out: Path) -> int:
     target = size_mb * 1024 * 1024
     written = 0
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as fh:
+    partial = out.with_suffix(out.suffix + ".partial")  # renamed when complete: a killed run leaves no short log
+    with open(partial, "w", encoding="utf-8") as fh:
         while written < target:
             if rng.random() < 0.0005:
                 line = rng.choice(needles)
@@ -50,6 +51,7 @@ def generate(size_mb: int, seed: int, out: Path) -> int:
                     n=rng.randint(1, 99999), k=rng.randint(0, 7), f=round(rng.uniform(1, 5000), 1), p=round(rng.uniform(0, 99), 1))
             fh.write(line + "\n")
             written += len(line) + 1
+    partial.replace(out)
     return written
 
 
