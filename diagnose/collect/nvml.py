@@ -100,8 +100,9 @@ def _pair(nv: Any, a: Any, b: Any, i: int, j: int, errors: list[str]) -> dict[st
     pair: dict[str, Any] = {"a": i, "b": j}
     level = _try(errors, f"GPU {i}-{j} topology", nv.nvmlDeviceGetTopologyCommonAncestor, a, b)
     pair["topology"] = TOPOLOGY.get(level, str(level)) if level is not None else None
-    for name, index in (("read", nv.NVML_P2P_CAPS_INDEX_READ), ("write", nv.NVML_P2P_CAPS_INDEX_WRITE),
-                        ("nvlink", nv.NVML_P2P_CAPS_INDEX_NVLINK)):
+    # nvmlGpuP2PCapsIndex_t values. Not the module's constants: nvidia-ml-py defines
+    # `NVML_P2P_CAPS_INDEX_READ = 0,` (a tuple), which ctypes refuses; seen on a real 2x H200 host.
+    for name, index in (("read", 0), ("write", 1), ("nvlink", 2)):
         status = _try(errors, f"GPU {i}-{j} P2P {name}", nv.nvmlDeviceGetP2PStatus, a, b, index)
         pair[f"p2p_{name}"] = P2P_STATUS.get(status, str(status)) if status is not None else None
     return pair
