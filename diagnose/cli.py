@@ -11,7 +11,7 @@ import click
 from diagnose import __version__
 from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, DiagnoseError
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "markdown", "slack")
 
 
 class DefaultGroup(click.Group):
@@ -45,8 +45,10 @@ def cli() -> None:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.option("--no-cache", is_flag=True, help="Rebuild the compiled knowledge base instead of using the cache.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when a root cause is found.")
+@click.option("--redact/--no-redact", default=None,
+              help="Mask tokens, IPs, hostnames, e-mails and user names. [default: on for slack, off otherwise]")
 def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | None, extra_rules: tuple[str, ...],
-            explain: bool, color: str, no_cache: bool, exit_zero: bool) -> None:
+            explain: bool, color: str, no_cache: bool, exit_zero: bool, redact: bool | None) -> None:
     """Diagnose INPUT files, directories and bundles ('-' or a pipe is stdin)."""
     from diagnose import api
     from diagnose.render import RENDERERS
@@ -70,6 +72,10 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
         diagnosis.findings = diagnosis.findings[:top]
     if not explain:
         diagnosis.rejected = []
+    if redact or (redact is None and fmt == "slack"):
+        from diagnose.redact import redact_diagnosis
+
+        diagnosis = redact_diagnosis(diagnosis)
     text = RENDERERS[fmt](diagnosis, **opts)
     _write(text, output)
     code = EXIT_FOUND if diagnosis.findings and not exit_zero else EXIT_CLEAN
@@ -83,6 +89,35 @@ def _write(text: str, output: str | None) -> None:
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+@cli.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--insecure-no-auth", is_flag=True, help="Serve /v1/diagnose without a bearer token (testing only).")
+@click.option("--redact/--no-redact", default=True, show_default=True, help="Mask secrets and identities in answers.")
+@click.option("--max-body-mb", default=8.0, show_default=True, type=click.FloatRange(min=0.001), help="Largest request body.")
+@click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds a request may take.")
+@click.option("--max-inflight", default=32, show_default=True, type=click.IntRange(min=1),
+              help="Requests handled at once; more are answered 503.")
+@click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1), help="Diagnosis threads.")
+def serve_cmd(host: str, port: int, insecure_no_auth: bool, redact: bool, max_body_mb: float, timeout_s: float,
+              max_inflight: int, workers: int) -> None:
+    """The chat-ops HTTP service: POST /v1/diagnose, POST /slack/commands, GET /healthz.
+
+    \b
+    DIAGNOSE_API_TOKEN    bearer token for /v1/diagnose (required unless --insecure-no-auth)
+    SLACK_SIGNING_SECRET  enables /slack/commands (Slack's request signing secret)
+    """
+    try:
+        from diagnose.server import serve
+    except ImportError as exc:
+        raise DiagnoseError(f"the server needs its extra ({exc.name} is missing): pip install 'diagnose[server]'") from None
+    serve.run(serve.Settings.from_env(
+        host=host, port=port, insecure_no_auth=insecure_no_auth, redact=redact,
+        max_body=int(max_body_mb * 1024 * 1024), timeout_s=timeout_s, max_inflight=max_inflight, workers=workers,
+    ))
 
 
 @cli.command("collect")
@@ -118,6 +153,101 @@ def collect_cmd(output: str | None, python: str) -> None:
     for item in failed:
         click.echo(f"  {item.name}: {item.reason}", err=True)
     click.echo(f"read it back with: diagnose {path}", err=True)
+
+
+class _LaunchAfterDashes(click.Command):
+    """Everything after `--` is the launch command, kept whole (not parsed as our options)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta["launch"] = args[at + 1:]
+            args = args[:at]
+        return super().parse_args(ctx, args)
+
+
+@cli.command("preflight", cls=_LaunchAfterDashes)
+@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=True, allow_dash=True))
+@click.option("--python", "python", help="The interpreter of the server's environment, asked live for its packages.")
+@click.option("--model", help="The model's config.json, its folder, or a repo id in the Hugging Face cache.")
+@click.option("--launch", "launch_text", help="The launch command as one string (or give it after `--`).")
+@click.option("--plan", help="An install about to be run, e.g. \"pip install 'torchvision>=0.22'\".")
+@click.option("--plan-report", type=click.Path(dir_okay=False, exists=True),
+              help="`pip install --dry-run --report FILE` output for the install about to be run.")
+@click.option("--resolve", is_flag=True, help="With --plan and --python: ask that pip for a dry-run report (network).")
+@click.option("--nvml/--no-nvml", default=None, help="Read this host's GPUs live (default: with --python and no GPU input).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write here instead of stdout.")
+@click.option("--rules", "extra_rules", multiple=True, type=click.Path(file_okay=False, exists=True), help="An extra directory of rules.")
+@click.option("--explain", is_flag=True, help="Also say why predictions were rejected.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when a failure is predicted.")
+@click.option("--redact/--no-redact", default=None,
+              help="Mask tokens, IPs, hostnames, e-mails and user names. [default: on for slack, off otherwise]")
+@click.pass_context
+def preflight_cmd(ctx: click.Context, inputs: tuple[str, ...], python: str | None, model: str | None,
+                  launch_text: str | None, plan: str | None, plan_report: str | None, resolve: bool,
+                  nvml: bool | None, fmt: str, output: str | None, extra_rules: tuple[str, ...], explain: bool,
+                  color: str, exit_zero: bool, redact: bool | None) -> None:
+    """Predict the failures of a deployment before launch, from its environment alone.
+
+    \b
+    diagnose preflight pip-freeze.txt nvidia-smi.txt --model ./GLM-5/config.json
+    diagnose preflight --python /srv/venv/bin/python -- python -m sglang.launch_server --tp 8 ...
+    diagnose preflight bundle.tar.gz --plan "pip install 'torchvision>=0.22'"
+    """
+    from diagnose import api
+    from diagnose.preflight.core import preflight
+    from diagnose.render import RENDERERS
+
+    launch = ctx.meta.get("launch") or launch_text
+    kb = api.load_kb(extra_rules)
+    diagnosis = preflight(list(inputs), kb=kb, python=python, model=model, launch=launch, plan=plan,
+                          plan_report=plan_report, resolve=resolve, nvml=nvml)
+    if not explain:
+        diagnosis.rejected = []
+    opts: dict[str, Any] = {}
+    if fmt == "text":
+        to_tty = output is None and sys.stdout.isatty()
+        opts = {"colour": color == "always" or (color == "auto" and to_tty and not os.environ.get("NO_COLOR")),
+                "explain": explain}
+    if redact or (redact is None and fmt == "slack"):
+        from diagnose.redact import redact_diagnosis
+
+        diagnosis = redact_diagnosis(diagnosis)
+    _write(RENDERERS[fmt](diagnosis, **opts), output)
+    sys.exit(EXIT_FOUND if diagnosis.findings and not exit_zero else EXIT_CLEAN)
+
+
+@cli.command("verify")
+@click.argument("names", nargs=-1)
+@click.option("--python", "python", help="`python` and `pip` in the commands mean this interpreter.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60, show_default=True, help="Seconds per command.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write here instead of stdout.")
+@click.option("--rules", "extra_rules", multiple=True, type=click.Path(file_okay=False, exists=True), help="An extra directory of rules.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+def verify_cmd(names: tuple[str, ...], python: str | None, timeout: float, fmt: str, output: str | None,
+               extra_rules: tuple[str, ...], color: str) -> None:
+    """Run the verify commands of RULE_IDs (or of the findings of a diagnosis of INPUTs); exit 0 only if all pass.
+
+    \b
+    diagnose verify torchvision-torch-mismatch --python /srv/venv/bin/python
+    diagnose verify crash.log
+    """
+    from diagnose import api
+    from diagnose.preflight.verify import run_verify
+    from diagnose.preflight.verify_render import render_json, render_text
+
+    kb = api.load_kb(extra_rules)
+    report = run_verify(list(names), kb=kb, python=python, timeout=timeout)
+    if fmt == "json":
+        text = render_json(report)
+    else:
+        to_tty = output is None and sys.stdout.isatty()
+        text = render_text(report, colour=color == "always" or (color == "auto" and to_tty and not os.environ.get("NO_COLOR")))
+    _write(text, output)
+    sys.exit(EXIT_CLEAN if report.passed else EXIT_FOUND)
 
 
 @cli.group("rules")
@@ -180,7 +310,9 @@ def rules_lint(extra_rules: tuple[str, ...]) -> None:
               help="Fixture folders to run (default: the repository's fixtures/).")
 @click.option("-k", "select", help="Only cases whose folder name contains this.")
 @click.option("-v", "--verbose", is_flag=True, help="One line for every case, not only failures.")
-def rules_test(fixtures_dir: str | None, select: str | None, verbose: bool) -> None:
+@click.option("--calibration", "show_calibration", is_flag=True,
+              help="Also print the reliability table and the Brier score of the confidences.")
+def rules_test(fixtures_dir: str | None, select: str | None, verbose: bool, show_calibration: bool) -> None:
     """Run every rule example and fixture; print the confusion matrix and the rates."""
     from diagnose import api
     from diagnose.kb import selftest
@@ -207,6 +339,14 @@ def rules_test(fixtures_dir: str | None, select: str | None, verbose: bool) -> N
         click.echo(f"labelled cases: {s['labelled']}; true cause first {s['top1']}/{s['labelled']} "
                    f"({s['top1'] / s['labelled']:.0%}), in top 3 {s['top3']}/{s['labelled']} ({s['top3'] / s['labelled']:.0%})")
     click.echo(f"healthy cases: {s['healthy']}; with no finding {s['healthy_clean']}/{s['healthy']}")
+    if show_calibration:
+        cal = selftest.calibration(results)
+        click.echo("")
+        click.echo(f"calibration over {cal.predictions} reported findings (right = the case's true cause):")
+        click.echo("  confidence   n   mean conf   right")
+        for label, n, mean, right in cal.rows:
+            click.echo(f"  {label:<9} {n:>4}   {mean:>9.2f}   {right:>5.0%}")
+        click.echo(f"  Brier score: {cal.brier:.3f}")
     click.echo(f"{s['passed']} passed, {len(results) - s['passed'] + len(problems)} failed")
     sys.exit(EXIT_FOUND if problems or s["passed"] < len(results) else EXIT_CLEAN)
 
@@ -244,6 +384,23 @@ def rules_docs(out_dir: str | None, check: bool) -> None:
         sys.exit(EXIT_FOUND if stale else EXIT_CLEAN)
     changed = docs.write(kb, rules_dir.parent, target)
     click.echo(f"{len(changed)} page(s) written to {target}")
+
+
+@rules_cmd.command("draft")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option("--out", "out_dir", default="draft", show_default=True, type=click.Path(file_okay=False),
+              help="Where the draft rule and fixture go.")
+def rules_draft(inputs: tuple[str, ...], out_dir: str) -> None:
+    """Draft a rule (and its fixture) from the first error no rule explains."""
+    from pathlib import Path
+
+    from diagnose import api
+    from diagnose.kb import draft
+
+    diagnosis = api.diagnose(list(inputs))
+    for path in draft.draft(diagnosis, list(inputs), Path(out_dir)):
+        click.echo(f"wrote {path}")
+    click.echo("finish every TODO, then `diagnose rules lint --rules DIR` and `diagnose rules test`")
 
 
 @rules_cmd.command("schema")

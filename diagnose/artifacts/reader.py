@@ -71,9 +71,9 @@ class TextSource:
             self._replaced += 1
         return text.rstrip("\r")
 
-    def _split(self, blocks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
+    def _split(self, blocks: Iterator[bytes]) -> Iterator[tuple[bytes, int]]:
         """Chunks that end at a line end (the last may not); a line over MAX_LINE*4 bytes is cut
-        there, and the rest of it dropped. Yields (chunk, whether the chunk's last line was cut)."""
+        there, and the rest of it dropped. Yields (chunk, the number of newlines in it)."""
         pending = b""
         dropping = False
         lines_before = 0
@@ -93,11 +93,12 @@ class TextSource:
                 else:
                     pending = data
                 continue
-            yield data[: cut + 1], False
-            lines_before += data.count(b"\n", 0, cut + 1)
+            newlines = data.count(b"\n", 0, cut + 1)
+            yield data[: cut + 1], newlines
+            lines_before += newlines
             pending = data[cut + 1 :]
         if pending:
-            yield pending, dropping
+            yield pending, pending.count(b"\n")
 
     def _all_lines(self, blocks: Iterator[bytes]) -> Iterator[tuple[int, str]]:
         lineno = 0
@@ -121,8 +122,8 @@ class TextSource:
         base = 0  # lines before this chunk
         carry = 0  # context lines still owed from the previous chunk
         selected = 0
-        for chunk, _ in self._split(blocks):
-            n_lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+        for chunk, newlines in self._split(blocks):
+            n_lines = newlines + (0 if chunk.endswith(b"\n") else 1)
             ranges = [(0, 0, carry - 1)] if carry else []
             last_offset, last_index = 0, 0
             for end, context in sorted(prefilter.hits(chunk)):

@@ -28,6 +28,7 @@ class Block:
     more: Callable[[str, list[str]], bool]
     parse: Callable[[list[str]], Facts | None]
     last: Callable[[str], bool] | None = None
+    hint: tuple[str, ...] = ()  # a first line holds one of these: a cheap test before `first`
 
 
 def _csv_more(text: str, lines: list[str]) -> bool:
@@ -53,29 +54,36 @@ BLOCKS: dict[str, Block] = {
     "nvidia-smi": Block(
         "nvidia-smi", nvidia_smi.is_table_start,
         lambda t, lines: nvidia_smi.is_table_line(t) and bool(t.strip() or lines[-1].strip()),
-        nvidia_smi.parse_table),
+        nvidia_smi.parse_table, hint=("NVIDIA-SMI",)),
     "nvidia-smi-q": Block(
-        "nvidia-smi-q", nvsmi_query.is_query_start, lambda t, _: nvsmi_query.is_query_line(t), nvsmi_query.parse_query),
+        "nvidia-smi-q", nvsmi_query.is_query_start, lambda t, _: nvsmi_query.is_query_line(t), nvsmi_query.parse_query,
+        hint=("NVSMI LOG",)),
     "nvidia-smi-xml": Block(
         "nvidia-smi-q", nvsmi_query.is_xml_start, lambda t, _: True,
-        lambda lines: nvsmi_query.parse_xml("\n".join(lines)), last=nvsmi_query.is_xml_end),
+        lambda lines: nvsmi_query.parse_xml("\n".join(lines)), last=nvsmi_query.is_xml_end,
+        hint=("nvidia_smi_log", "nvsmi_device")),
     "nvidia-smi-topo": Block(
-        "nvidia-smi-topo", topology.is_matrix_header, lambda t, _: topology.is_matrix_line(t), topology.parse_matrix),
+        "nvidia-smi-topo", topology.is_matrix_header, lambda t, _: topology.is_matrix_line(t), topology.parse_matrix,
+        hint=("GPU0",)),
     "nvidia-smi-list": Block(
         "nvidia-smi", topology.is_list_line,
-        lambda t, _: topology.is_list_line(t) or bool(topology.NVLINK.match(t)), topology.parse_list),
+        lambda t, _: topology.is_list_line(t) or bool(topology.NVLINK.match(t)), topology.parse_list,
+        hint=("UUID: GPU-",)),
     "nvidia-smi-csv": Block(
         "nvidia-smi-csv", lambda t: "," in t and (nvidia_smi.is_csv_header(t) or nvidia_smi.is_headerless_csv_row(t)),
-        _csv_more, nvidia_smi.parse_csv),
-    "pip-list": Block("pip-freeze", lambda t: bool(pip.LIST_HEADER.match(t)), _pip_list_more, _pip_list_parse),
+        _csv_more, nvidia_smi.parse_csv, hint=(",",)),
+    "pip-list": Block("pip-freeze", lambda t: bool(pip.LIST_HEADER.match(t)), _pip_list_more, _pip_list_parse,
+                      hint=("Package",)),
     "pip-list-json": Block(
         "pip-list-json", lambda t: t.lstrip().startswith('[{"name"'), lambda t, _: True,
-        lambda lines: Facts(packages=pip.parse_list_json("\n".join(lines)) or {}), last=lambda t: t.rstrip().endswith("]")),
+        lambda lines: Facts(packages=pip.parse_list_json("\n".join(lines)) or {}), last=lambda t: t.rstrip().endswith("]"),
+        hint=('[{"name"',)),
     "json-doc": Block(
         "bundle-manifest", lambda t: t.rstrip() == "{", lambda t, _: True, lambda lines: None,
-        last=lambda t: t.rstrip() == "}"),
+        last=lambda t: t.rstrip() == "}", hint=("{",)),
     "env-report": Block(
-        "collect-env", host.is_env_report_start, _env_report_more, host.parse_env_report),
+        "collect-env", host.is_env_report_start, _env_report_more, host.parse_env_report,
+        hint=("Collecting environment", "PyTorch version", "Python")),
 }
 SEGMENT_KIND = {"traceback": "server-log"}  # tracebacks are reported as part of their log
 MAX_BLOCK = 4000  # lines of one structured block kept for its parser
@@ -136,6 +144,8 @@ class _Scanner:
 
     def _start_block(self, text: str) -> str | None:
         for name, spec in BLOCKS.items():
+            if spec.hint and not any(h in text for h in spec.hint):
+                continue
             if spec.first(text):
                 self.block, self.block_lines = name, [text]
                 if spec.last is not None and spec.last(text):

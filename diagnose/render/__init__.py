@@ -19,4 +19,16 @@ def _json(d: Diagnosis, **opts: object) -> str:
     return json_out.render(d)
 
 
-RENDERERS: dict[str, Callable[..., str]] = {"text": _text, "json": _json}
+def _markdown(d: Diagnosis, **opts: object) -> str:
+    from diagnose.render import markdown
+
+    return markdown.render(d)
+
+
+def _slack(d: Diagnosis, **opts: object) -> str:
+    from diagnose.render import slack
+
+    return slack.render(d)
+
+
+RENDERERS: dict[str, Callable[..., str]] = {"text": _text, "json": _json, "markdown": _markdown, "slack": _slack}

@@ -1,0 +1,207 @@
+"""`diagnose verify`: run the KB's own verify commands for some rules and say whether the fix took.
+
+Only the rules' commands run, never text from the inputs: a command that needs a value from a
+diagnosis (`{groups.repo}`, `<model dir>`) is reported as not run, with why, and so is one that is
+not read-only, one that needs sudo, and one whose program is not here (no nvidia-smi, no GPU tools).
+With --python, `python`/`python3` and `pip` in a command mean that interpreter and its pip.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from diagnose.errors import DiagnoseError
+from diagnose.model import SCHEMA_VERSION, Skipped
+
+TIMEOUT = 60
+KEEP_LINES = 15
+KEEP_CHARS = 2000
+ANGLE = re.compile(r"<[A-Za-z][\w .-]*>")
+PROGRAM_SEPARATORS = {"|", "||", "&&", ";", "&", "(", ")"}
+
+
+@dataclass
+class StepResult:
+    rule_id: str
+    run: str  # the command as the rule writes it
+    command: str  # as it ran (or would have run)
+    status: str  # pass | fail | not-run
+    reason: str = ""
+    exit_code: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    expect: dict[str, Any] = field(default_factory=dict)
+    note: str | None = None
+
+
+@dataclass
+class VerifyReport:
+    kb_version: str
+    rules: list[str]
+    results: list[StepResult] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    schema_version: str = SCHEMA_VERSION
+
+    @property
+    def passed(self) -> bool:
+        """True only when something ran and every command passed."""
+        return bool(self.results) and all(r.status == "pass" for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["passed"] = self.passed
+        return data
+
+
+def run_verify(names: list[str], *, kb: Any = None, python: str | None = None,
+               timeout: float = TIMEOUT) -> VerifyReport:
+    """`names` are rule ids and input paths (whose diagnosis gives the rule ids)."""
+    from diagnose import api
+
+    kb = kb or api.load_kb()
+    rule_ids, inputs = _split(names, kb)
+    report = VerifyReport(kb.version, [])
+    if inputs:
+        diagnosis = api.diagnose(inputs, kb=kb)
+        report.skipped.extend(diagnosis.skipped)
+        found = [f.rule_id for f in diagnosis.findings]
+        if not found:
+            report.skipped.append(Skipped(", ".join(inputs), "the diagnosis names no known failure: nothing of it to verify"))
+        rule_ids += [r for r in found if r not in rule_ids]
+    report.rules = rule_ids
+    interpreter = _interpreter(python) if python else None
+    for rule_id in rule_ids:
+        for step in kb.rules[rule_id].verify:
+            report.results.append(run_step(rule_id, step, interpreter, timeout))
+    return report
+
+
+def _split(names: list[str], kb: Any) -> tuple[list[str], list[str]]:
+    rule_ids: list[str] = []
+    inputs: list[str] = []
+    for name in names:
+        if name in kb.rules:
+            if name not in rule_ids:
+                rule_ids.append(name)
+        elif name == "-" or os.path.exists(name):
+            inputs.append(name)
+        else:
+            from rapidfuzz import process
+
+            near = process.extractOne(name, list(kb.rules))
+            hint = f"; did you mean {near[0]}?" if near and near[1] > 60 else ""
+            raise DiagnoseError(f"{name}: neither a rule id nor a file{hint}")
+    if not names:
+        raise DiagnoseError("nothing to verify: give rule ids (diagnose rules list) or the inputs of a diagnosis")
+    return rule_ids, inputs
+
+
+def _interpreter(python: str) -> str:
+    found = python if os.sep in python else shutil.which(python)
+    if not found or not os.access(found, os.X_OK):
+        raise DiagnoseError(f"--python {python}: no such interpreter")
+    return os.path.abspath(found)
+
+
+def run_step(rule_id: str, step: dict[str, Any], python: str | None, timeout: float) -> StepResult:
+    from diagnose.kb.compiled import PLACEHOLDER
+    from diagnose.kb.lint import WRITES
+
+    run = step["run"]
+    command = _with_python(run, python) if python else run
+    result = StepResult(rule_id, run, command, "not-run", expect=dict(step.get("expect") or {}), note=step.get("note"))
+    blank = PLACEHOLDER.search(run) or ANGLE.search(run)
+    if blank:
+        result.reason = (f"needs {blank[0]}, a value this command cannot know; verify never fills a command from "
+                         "the inputs: run it by hand with the value")
+    elif WRITES.search(run):
+        result.reason = "not a read-only command; verify runs only read-only ones"
+    elif re.search(r"(?:^|[;&|]\s*)sudo\b", run):
+        result.reason = "needs root (sudo): run it yourself"
+    elif missing := _missing_program(command):
+        result.reason = missing
+    else:
+        _execute(result, timeout)
+    return result
+
+
+def _with_python(command: str, python: str) -> str:
+    """`python ...`/`python3 ...`/`pip ...` at a command position mean the --python interpreter."""
+    quoted = shlex.quote(python)
+    command = re.sub(r"(^|[|;&(]\s*)python3?(?=\s)", lambda m: m[1] + quoted, command)
+    return re.sub(r"(^|[|;&(]\s*)pip3?(?=\s)", lambda m: f"{m[1]}{quoted} -m pip", command)
+
+
+def _programs(command: str) -> list[str]:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    programs: list[str] = []
+    expect_program = True
+    try:
+        for token in lexer:
+            if token in PROGRAM_SEPARATORS:
+                expect_program = True
+            elif expect_program and not re.match(r"^[A-Za-z_]\w*=", token):
+                programs.append(token)
+                expect_program = False
+    except ValueError:
+        return []
+    return programs
+
+
+def _missing_program(command: str) -> str | None:
+    for program in _programs(command):
+        if "/" in program:
+            if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+                return f"{program} is not here"
+        elif shutil.which(program) is None and program not in ("cd", "echo", "test", "[", "export"):
+            hint = " (no NVIDIA driver tools on this machine?)" if program.startswith("nvidia-") else ""
+            return f"{program} is not on PATH{hint}"
+    return None
+
+
+def _execute(result: StepResult, timeout: float) -> None:
+    import regex
+
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(result.command, shell=True, capture_output=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        result.status, result.reason = "fail", f"timed out after {timeout:g}s"
+        result.seconds = round(time.monotonic() - start, 2)
+        return
+    result.seconds = round(time.monotonic() - start, 2)
+    result.exit_code = proc.returncode
+    stdout = proc.stdout.decode(errors="replace")
+    result.stdout, result.stderr = _trim(stdout), _trim(proc.stderr.decode(errors="replace"))
+    problems = []
+    want = result.expect.get("exit_code")
+    if want is not None and proc.returncode != want:
+        problems.append(f"exit code {proc.returncode}, expected {want}")
+    pattern = result.expect.get("stdout_regex")
+    if pattern:
+        try:
+            hit = regex.search(pattern, stdout, timeout=2)
+        except TimeoutError:
+            hit = None
+        if not hit:
+            problems.append(f"output does not match {pattern!r}")
+    result.status = "fail" if problems else "pass"
+    result.reason = "; ".join(problems)
+
+
+def _trim(text: str) -> str:
+    lines = text.rstrip().splitlines()
+    if len(lines) > KEEP_LINES:
+        lines = [f"[... {len(lines) - KEEP_LINES} line(s) above]"] + lines[-KEEP_LINES:]
+    out = "\n".join(lines)
+    return out if len(out) <= KEEP_CHARS else "[...]" + out[-KEEP_CHARS:]

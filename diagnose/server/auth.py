@@ -1,0 +1,48 @@
+"""Who may ask: a bearer token for the API, Slack's request signature for the slash command.
+
+Slack signs `v0:<timestamp>:<raw body>` with HMAC-SHA256 and the app's signing secret
+(https://api.slack.com/authentication/verifying-requests-from-slack); a request older than five
+minutes is refused so that a captured one cannot be replayed.
+
+>>> body = b"command=%2Fdiagnose&text=hello"
+>>> sig = slack_signature("8f742231b10e8888abcd99yyyzzz85a5", "1531420618", body)
+>>> slack_problem("8f742231b10e8888abcd99yyyzzz85a5", "1531420618", sig, body, now=1531420700) is None
+True
+>>> slack_problem("8f742231b10e8888abcd99yyyzzz85a5", "1531420618", sig, body, now=1531421000)
+'stale request: the timestamp is more than 300 s away from now'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+
+MAX_SKEW_S = 300
+
+
+def bearer_ok(header: str | None, token: str) -> bool:
+    """`Authorization: Bearer <token>`, compared in constant time."""
+    if not header:
+        return False
+    scheme, _, given = header.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def slack_signature(secret: str, timestamp: str, body: bytes) -> str:
+    base = b"v0:" + timestamp.encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def slack_problem(secret: str, timestamp: str | None, signature: str | None, body: bytes,
+                  now: float | None = None) -> str | None:
+    """Why a Slack request must be refused, or None when its signature holds."""
+    if not timestamp or not signature:
+        return "missing X-Slack-Request-Timestamp or X-Slack-Signature"
+    if not timestamp.isdigit():
+        return "bad X-Slack-Request-Timestamp"
+    if abs((now if now is not None else time.time()) - int(timestamp)) > MAX_SKEW_S:
+        return f"stale request: the timestamp is more than {MAX_SKEW_S} s away from now"
+    if not hmac.compare_digest(slack_signature(secret, timestamp, body).encode(), signature.encode()):
+        return "bad signature"
+    return None
