@@ -101,7 +101,8 @@ def _write(text: str, output: str | None) -> None:
               help="Seconds a request may take.")
 @click.option("--max-inflight", default=32, show_default=True, type=click.IntRange(min=1),
               help="Requests handled at once; more are answered 503.")
-@click.option("--workers", default=4, show_default=True, type=click.IntRange(min=1), help="Diagnosis threads.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Diagnosis threads (the work holds the GIL: more threads rarely help; run more instances).")
 def serve_cmd(host: str, port: int, insecure_no_auth: bool, redact: bool, max_body_mb: float, timeout_s: float,
               max_inflight: int, workers: int) -> None:
     """The chat-ops HTTP service: POST /v1/diagnose, POST /slack/commands, GET /healthz.

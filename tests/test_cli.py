@@ -169,3 +169,20 @@ def test_unknown_option_is_one_line():
 
 def test_python_dash_m_and_version():
     assert run_cli("--version").stdout.decode().startswith("diagnose, version")
+
+
+def test_bzip2_and_xz_are_read_as_streams(tmp_path: Path):
+    import bz2
+    import lzma
+
+    for name, data in (("crash.log.bz2", bz2.compress(NMS)), ("crash.log.xz", lzma.compress(NMS))):
+        f = tmp_path / name
+        f.write_bytes(data)
+        proc = run_cli("--format", "json", str(f))
+        assert proc.returncode == 1, name
+        assert json.loads(proc.stdout)["findings"][0]["rule_id"] == "torchvision-torch-mismatch"
+    cut = tmp_path / "cut.xz"
+    cut.write_bytes(lzma.compress(NMS * 200)[:-40])
+    proc = run_cli("--format", "json", "--exit-zero", str(cut))
+    _no_traceback(proc)
+    assert any("truncated" in n or "corrupt" in n for i in json.loads(proc.stdout)["inputs"] for n in i["notes"])

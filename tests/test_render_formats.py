@@ -207,6 +207,11 @@ def test_slack_cuts_long_evidence_with_a_note_and_stays_in_limits():
     evidence_text = next(t for t in texts if t.startswith("*Evidence*"))
     assert "more line(s) cut" in evidence_text and "huge.log:1  RuntimeError" in evidence_text
     assert any("more candidate cause(s) not shown" in t for t in texts)
+    assert "more step(s) cut" in next(t for t in texts if t.startswith("*Fix*"))
+    one_giant_step = dataclasses.replace(findings[0], fix=[{"step": "z" * 10_000}])
+    fix = next(b["text"]["text"] for b in slack.message(Diagnosis(kb_version="1", findings=[one_giant_step]))["blocks"]
+               if b["type"] == "section" and b["text"]["text"].startswith("*Fix*"))
+    assert len(fix) <= slack.MAX_TEXT and fix.endswith("…")
 
 
 def test_slack_escapes_what_slack_would_parse():

@@ -275,6 +275,15 @@ def test_refuses_to_start_without_a_token():
     assert proc.stderr.decode().count("\n") == 1 and "DIAGNOSE_API_TOKEN" in proc.stderr.decode()
 
 
+def test_without_the_server_extra_serve_is_one_line():
+    code = ("import sys\nsys.modules['fastapi'] = None\nsys.argv = ['diagnose', 'serve']\n"
+            "from diagnose.cli import main\nmain()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=60,
+                          env={**os.environ, "DIAGNOSE_API_TOKEN": TOKEN})
+    assert proc.returncode == 2 and proc.stderr.decode().count("\n") == 1
+    assert "pip install 'diagnose[server]'" in proc.stderr.decode()
+
+
 def test_port_in_use_is_one_line(server):
     port = server.url.rsplit(":", 1)[1]
     proc = subprocess.run([sys.executable, "-m", "diagnose", "serve", "--port", port], capture_output=True,

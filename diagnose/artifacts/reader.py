@@ -7,12 +7,9 @@ reported), binary data and unsupported compression are skipped with their reason
 
 from __future__ import annotations
 
-import bz2
 import io
-import lzma
 import os
 import sys
-import tarfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -271,7 +268,11 @@ def _is_tar(head: bytes) -> bool:
 
 
 def _add_tar(result: ReadResult, name: str, stream: BinaryIO) -> None:
+    import tarfile
+
     try:
+        import tarfile  # imported here: most runs read no bundle
+
         archive = tarfile.open(fileobj=stream, mode="r|*")
         for member in archive:
             member_name = f"{name}:{member.name}"
@@ -315,12 +316,20 @@ class _Decompressing(io.RawIOBase):
         self.error: str | None = None
         self.pending = b""
         self.done = False
+        self.errors: tuple[type[BaseException], ...] = (zlib.error, OSError, EOFError, ValueError)
         self.decoder = self._new_decoder()
 
     def _new_decoder(self):  # type: ignore[no-untyped-def]
         if self.kind == "gzip":
             return zlib.decompressobj(wbits=31)
-        return bz2.BZ2Decompressor() if self.kind == "bzip2" else lzma.LZMADecompressor()
+        if self.kind == "bzip2":
+            import bz2
+
+            return bz2.BZ2Decompressor()
+        import lzma
+
+        self.errors = (*self.errors, lzma.LZMAError)
+        return lzma.LZMADecompressor()
 
     def readable(self) -> bool:
         return True
@@ -339,7 +348,7 @@ class _Decompressing(io.RawIOBase):
                     rest = self.decoder.unused_data
                     self.decoder = self._new_decoder()
                     data += self.decoder.decompress(rest)
-            except (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError) as exc:
+            except self.errors as exc:
                 self.error = f"{self.kind} stream is corrupt ({exc}); read up to the damage"
                 self.done = True
                 return

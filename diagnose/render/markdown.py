@@ -38,6 +38,7 @@ def render(diagnosis: Diagnosis, **_: object) -> str:
     for finding in diagnosis.findings:
         out += _finding(finding)
     out += _unmatched(diagnosis)
+    out += _near_misses(diagnosis)
     out += _action_items(diagnosis)
     out += _inputs(diagnosis)
     return "\n".join(_single_blank_lines(out)).rstrip("\n") + "\n"
@@ -154,6 +155,16 @@ def _unmatched(d: Diagnosis) -> list[str]:
              if not d.findings else "Other exceptions that no finding cites:")
     return ["## Errors no rule explains", "", intro, "",
             *fence([_where(e) + "  " + _cut(e.text, MAX_QUOTE) for e in d.unmatched_errors], "text"), ""]
+
+
+def _near_misses(d: Diagnosis) -> list[str]:
+    """With --explain: the rules that saw some evidence and why they were not reported."""
+    if not d.rejected:
+        return []
+    out = ["## Rules considered and not reported", "", "| Rule | Confidence | Why not |", "| --- | --- | --- |"]
+    for v in sorted(d.rejected, key=lambda v: -v.confidence):
+        out.append(f"| {code(v.rule_id, cell=True)} | {v.confidence:.2f} | {cell(v.reason)} |")
+    return [*out, ""]
 
 
 def _action_items(d: Diagnosis) -> list[str]:

@@ -20,7 +20,7 @@ MAX_TEXT = 3000
 MAX_HEADER = 150
 MAX_OTHERS = 5  # other candidate causes shown in brief
 MAX_LINE = 400  # characters of one quoted log line
-CUT_NOTE = "_… {n} more line(s) cut; `diagnose --format markdown` shows all of them._"
+CUT_NOTE = "_… {n} more {what} cut; `diagnose --format markdown` shows all of them._"
 
 
 def render(diagnosis: Diagnosis, **_: object) -> str:
@@ -118,14 +118,18 @@ def mrkdwn_section(text: str) -> dict[str, Any]:
 
 
 def section(title: str, parts: list[str], joiner: str = "\n") -> dict[str, Any]:
-    """A titled section of steps; the steps that do not fit in 3000 characters are cut whole, and a
-    note says how many."""
+    """A titled section of steps; the steps that do not fit in 3000 characters are cut whole (a first
+    step longer than that is cut short), and a note says how many."""
     text = title
     for n, part in enumerate(parts):
-        left = len(parts) - n - 1
-        room = MAX_TEXT - (len(CUT_NOTE) + 8 if left else 0)
+        room = MAX_TEXT - (len(CUT_NOTE) + 16 if n < len(parts) - 1 else 0)
         if len(text) + len(joiner) + len(part) > room:
-            return mrkdwn_section(text + "\n" + CUT_NOTE.format(n=len(parts) - n))
+            if n == 0:
+                text += joiner + part[: max(room - len(text) - len(joiner) - 1, 0)] + "…"
+                n += 1
+            if n < len(parts):
+                text += "\n" + CUT_NOTE.format(n=len(parts) - n, what="step(s)")
+            return mrkdwn_section(text)
         text += joiner + part
     return mrkdwn_section(text)
 
@@ -141,7 +145,7 @@ def quote_section(title: str, evidence: list[Evidence]) -> dict[str, Any]:
         kept.append(line)
     text = f"{title}\n{code_block(kept)}"
     if len(kept) < len(lines):
-        text += "\n" + CUT_NOTE.format(n=len(lines) - len(kept))
+        text += "\n" + CUT_NOTE.format(n=len(lines) - len(kept), what="line(s)")
     return mrkdwn_section(text)
 
 

@@ -59,7 +59,7 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> Any:
                 diagnosis, answer = await anyio.to_thread.run_sync(running.wrap(work), limiter=limiter,
                                                                    abandon_on_cancel=True)
         except TimeoutError:
-            raise HTTPException(503, f"the diagnosis ran over the time limit ({settings.timeout_s:g} s)") from None
+            raise HTTPException(503, f"the request ran over the time limit ({settings.timeout_s:g} s)") from None
         except InputError as exc:
             raise HTTPException(422, str(exc)) from None
         except bodies.TooLargeInflated as exc:

@@ -29,7 +29,7 @@ def run(settings: Settings) -> None:
           f"/v1/diagnose: {auth}; /slack/commands: {slack}; redaction {'on' if settings.redact else 'off'})",
           file=sys.stderr, flush=True)
     config = uvicorn.Config(
-        create_app(settings, kb), log_config=None, access_log=False, timeout_keep_alive=5,
+        create_app(settings, kb), log_config=None, access_log=False, timeout_keep_alive=75,  # above proxies' 60 s
         timeout_graceful_shutdown=5, server_header=False,
     )
     uvicorn.Server(config).run(sockets=[sock])
@@ -43,6 +43,7 @@ def bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(2048)  # connections wait in the backlog until uvicorn's loop accepts them
     except OSError as exc:
         sock.close()
         raise DiagnoseError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

@@ -24,7 +24,7 @@ class Settings:
     max_body: int = 8 * 1024 * 1024  # bytes of one request body
     timeout_s: float = 30.0  # one request, reading its body and diagnosing it
     max_inflight: int = 32  # requests being handled at once; more get 503
-    workers: int = 4  # diagnoses running at once (threads)
+    workers: int = 1  # diagnoses running at once (threads; the GIL makes more slower: benchmarks/load_server.py)
     max_artifacts: int = 64  # artifacts in one JSON or multipart body
     max_inflated: int = 64 * 1024 * 1024  # bytes a gzip / bzip2 / xz artifact may inflate to
 
