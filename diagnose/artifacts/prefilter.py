@@ -77,43 +77,10 @@ class Prefilter:
     def _build_hyperscan(self, cache_dir: Path | None) -> None:
         import hyperscan
 
-        key = hashlib.sha256("\n".join(p.text for p in self.patterns).encode()).hexdigest()[:24]
-        cached = cache_dir / f"hs-{key}.db" if cache_dir else None
-        unsupported_file = cache_dir / f"hs-{key}.slow" if cache_dir else None
-        if cached and cached.exists() and unsupported_file and unsupported_file.exists():
-            try:
-                self._hs = _load(hyperscan, cached.read_bytes())
-                slow = [int(x) for x in unsupported_file.read_text().split()]
-                self._build_regex(slow)
-                self.engine = "hyperscan"
-                return
-            except Exception:  # a stale or foreign cache: rebuild
-                self._hs, self._slow = None, []
-        flags_base = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
-        usable, slow = [], []
-        for i, p in enumerate(self.patterns):
-            expression, flags = self._hs_form(p.text, flags_base, hyperscan)
-            try:
-                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                db.compile(expressions=[expression], ids=[i], elements=1, flags=[flags])
-                usable.append((expression, i, flags))
-            except Exception:
-                slow.append(i)
-        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(
-            expressions=[u[0] for u in usable], ids=[u[1] for u in usable], elements=len(usable),
-            flags=[u[2] for u in usable],
-        )
-        self._hs = db
+        base = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
+        self._hs, slow = compile_database([(p.text, i) for i, p in enumerate(self.patterns)], base, cache_dir, "hs")
         self._build_regex(slow)
         self.engine = "hyperscan"
-        if cached and unsupported_file:
-            try:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                cached.write_bytes(hyperscan.dumpb(db))
-                unsupported_file.write_text(" ".join(map(str, slow)))
-            except OSError:
-                pass
 
     @staticmethod
     def _hs_form(pattern: str, flags: int, hyperscan: Any) -> tuple[bytes, int]:
@@ -176,39 +143,10 @@ class LineFilter:
     def _build(self, cache_dir: Path | None) -> None:
         import hyperscan
 
-        key = hashlib.sha256(("\n".join(self.signal_patterns) + "\n" + self.error_pattern).encode()).hexdigest()[:24]
-        db_path = cache_dir / f"hs-lines-{key}.db" if cache_dir else None
-        left_path = cache_dir / f"hs-lines-{key}.slow" if cache_dir else None
-        if db_path and left_path and db_path.exists() and left_path.exists():
-            try:
-                self._hs = _load(hyperscan, db_path.read_bytes())
-                self._leftover = [regex.compile(self.signal_patterns[int(i)]) for i in left_path.read_text().split()]
-                return
-            except Exception:
-                self._hs, self._leftover = None, []
         base = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
-        usable, leftover = [], []
         entries = [(p, i) for i, p in enumerate(self.signal_patterns)] + [(self.error_pattern, self.ERROR_ID)]
-        for pattern, pid in entries:
-            expression, flags = Prefilter._hs_form(pattern, base, hyperscan)
-            try:
-                probe = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                probe.compile(expressions=[expression], ids=[pid], elements=1, flags=[flags])
-                usable.append((expression, pid, flags))
-            except Exception:
-                leftover.append(pid)
-        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=[u[0] for u in usable], ids=[u[1] for u in usable], elements=len(usable),
-                   flags=[u[2] for u in usable])
-        self._hs = db
+        self._hs, leftover = compile_database(entries, base, cache_dir, "hs-lines")
         self._leftover = [regex.compile(self.signal_patterns[i]) for i in leftover if i != self.ERROR_ID]
-        if db_path and left_path:
-            try:
-                db_path.parent.mkdir(parents=True, exist_ok=True)
-                db_path.write_bytes(hyperscan.dumpb(db))
-                left_path.write_text(" ".join(str(i) for i in leftover if i != self.ERROR_ID))
-            except OSError:
-                pass
 
     def classify(self, text: str) -> tuple[set[str] | None, bool]:
         """(the signal patterns that may match: a set, or None for "any may"; looks like an error)."""
@@ -265,6 +203,44 @@ def strip_anchors(pattern: str) -> str:
 def _scoped(pattern: str) -> str:
     m = LEADING_FLAGS.match(pattern)
     return f"(?{m[1]}:{pattern[m.end():]})" if m else f"(?:{pattern})"
+
+
+def compile_database(
+    entries: list[tuple[str, int]], base_flags: int, cache_dir: Path | None, name: str
+) -> tuple[Any, list[int]]:
+    """One Hyperscan block-mode database of (pattern, id) entries, from the cache when it is there.
+
+    Returns the database and the ids Hyperscan cannot take (checked with `regex` instead)."""
+    import hyperscan
+
+    key = hashlib.sha256(f"{base_flags}\n".encode() + "\n".join(p for p, _ in entries).encode()).hexdigest()[:24]
+    db_path = cache_dir / f"{name}-{key}.db" if cache_dir else None
+    left_path = cache_dir / f"{name}-{key}.slow" if cache_dir else None
+    if db_path and left_path and db_path.exists() and left_path.exists():
+        try:
+            return _load(hyperscan, db_path.read_bytes()), [int(x) for x in left_path.read_text().split()]
+        except Exception:  # a stale or foreign cache: rebuild it
+            pass
+    usable, left = [], []
+    for pattern, pid in entries:
+        expression, flags = Prefilter._hs_form(pattern, base_flags, hyperscan)
+        try:  # one by one first: a pattern Hyperscan refuses must not sink the others
+            probe = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            probe.compile(expressions=[expression], ids=[pid], elements=1, flags=[flags])
+            usable.append((expression, pid, flags))
+        except Exception:
+            left.append(pid)
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[u[0] for u in usable], ids=[u[1] for u in usable], elements=len(usable),
+               flags=[u[2] for u in usable])
+    if db_path and left_path:
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            db_path.write_bytes(hyperscan.dumpb(db))
+            left_path.write_text(" ".join(map(str, left)))
+        except OSError:
+            pass  # a read-only cache: compile again next time
+    return db, left
 
 
 def hyperscan_module() -> Any:
