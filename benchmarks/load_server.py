@@ -46,7 +46,7 @@ def payloads() -> list[tuple[str, bytes]]:
 def start(token: str, args: argparse.Namespace, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     env = {**os.environ, "DIAGNOSE_API_TOKEN": token}
     cmd = [sys.executable, "-m", "diagnose", "serve", "--host", "127.0.0.1", "--port", "0",
-           "--max-inflight", str(args.concurrency * 2), "--workers", str(args.workers)]
+           "--max-inflight", str(args.concurrency * 2), *(["--workers", str(args.workers)] if args.workers else [])]
     with open(log, "wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=ROOT)
     deadline = time.monotonic() + 60
@@ -121,7 +121,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--workers", type=int, default=4, help="the server's diagnosis threads")
+    ap.add_argument("--workers", type=int, help="the server's diagnosis threads (default: the server's)")
     ap.add_argument("--format", default="json", choices=["json", "markdown", "slack"])
     ap.add_argument("--max-seconds", type=float, default=300)
     args = ap.parse_args()
