@@ -68,12 +68,12 @@ class TextSource:
             self._replaced += 1
         return text.rstrip("\r")
 
-    def _split(self, blocks: Iterator[bytes]) -> Iterator[tuple[bytes, int]]:
+    def _split(self, blocks: Iterator[bytes]) -> Iterator[bytes]:
         """Chunks that end at a line end (the last may not); a line over MAX_LINE*4 bytes is cut
-        there, and the rest of it dropped. Yields (chunk, the number of newlines in it)."""
+        there, and the rest of it dropped. The consumer keeps `_lines_done` up to date, so that a
+        cut line is reported with its number without counting newlines twice."""
         pending = b""
         dropping = False
-        lines_before = 0
         for block in blocks:
             if dropping:
                 nl = block.find(b"\n")
@@ -85,27 +85,26 @@ class TextSource:
             if cut < 0:
                 if len(data) > MAX_LINE * 4:
                     pending, dropping = data[: MAX_LINE * 4], True
-                    if lines_before + 1 not in self._cut_lines:
-                        self._cut_lines.append(lines_before + 1)
+                    if self._lines_done + 1 not in self._cut_lines:
+                        self._cut_lines.append(self._lines_done + 1)
                 else:
                     pending = data
                 continue
-            newlines = data.count(b"\n", 0, cut + 1)
-            yield data[: cut + 1], newlines
-            lines_before += newlines
+            yield data[: cut + 1]
             pending = data[cut + 1 :]
         if pending:
-            yield pending, pending.count(b"\n")
+            yield pending
 
     def _all_lines(self, blocks: Iterator[bytes]) -> Iterator[tuple[int, str]]:
         lineno = 0
-        for chunk, _ in self._split(blocks):
+        for chunk in self._split(blocks):
             parts = chunk.split(b"\n")
             if chunk.endswith(b"\n"):
                 parts.pop()
             for raw in parts:
                 lineno += 1
                 yield lineno, self._cut(lineno, self._decode(raw))
+            self._lines_done = lineno
         self.total_lines = lineno
 
     def _cut(self, lineno: int, text: str) -> str:
@@ -119,8 +118,7 @@ class TextSource:
         base = 0  # lines before this chunk
         carry = 0  # context lines still owed from the previous chunk
         selected = 0
-        for chunk, newlines in self._split(blocks):
-            n_lines = newlines + (0 if chunk.endswith(b"\n") else 1)
+        for chunk in self._split(blocks):
             ranges = [(0, 0, carry - 1)] if carry else []
             last_offset, last_index = 0, 0
             for end, context in sorted(prefilter.hits(chunk)):
@@ -129,6 +127,8 @@ class TextSource:
                 last_offset = at
                 start = chunk.rfind(b"\n", 0, at) + 1
                 ranges.append((start, last_index, last_index + context))
+            # one pass over the chunk counts its lines: up to the last hit above, the rest here
+            n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
             carry = 0
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
             for start, first, last in sorted(ranges, key=lambda r: r[1]):
@@ -145,6 +145,7 @@ class TextSource:
                 if last >= n_lines:
                     carry = max(carry, last - n_lines + 1)
             base += n_lines
+            self._lines_done = base
         self.total_lines = base
         self.selected_lines = selected
 
@@ -169,6 +170,7 @@ class TextSource:
     def __post_init__(self) -> None:
         self._replaced = 0
         self._cut_lines: list[int] = []
+        self._lines_done = 0  # lines of the chunks already handed out (for the numbers of cut lines)
 
 
 def _blocks(first: bytes, stream: BinaryIO) -> Iterator[bytes]:

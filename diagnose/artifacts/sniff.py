@@ -8,6 +8,7 @@ blocks into Facts, and hands every line to the caller (the matcher) with its kin
 from __future__ import annotations
 
 from collections.abc import Callable
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +72,8 @@ BLOCKS: dict[str, Block] = {
         hint=("UUID: GPU-",)),
     "nvidia-smi-csv": Block(
         "nvidia-smi-csv", lambda t: "," in t and (nvidia_smi.is_csv_header(t) or nvidia_smi.is_headerless_csv_row(t)),
-        _csv_more, nvidia_smi.parse_csv, hint=(",",)),
+        _csv_more, nvidia_smi.parse_csv,
+        hint=(*nvidia_smi.GPU_WORDS, "driver_version", "compute_cap", "memory.total", "pci.bus_id", "gpu_name", "index")),
     "pip-list": Block("pip-freeze", lambda t: bool(pip.LIST_HEADER.match(t)), _pip_list_more, _pip_list_parse,
                       hint=("Package",)),
     "pip-list-json": Block(
@@ -87,6 +89,8 @@ BLOCKS: dict[str, Block] = {
 }
 SEGMENT_KIND = {"traceback": "server-log"}  # tracebacks are reported as part of their log
 MAX_BLOCK = 4000  # lines of one structured block kept for its parser
+
+HINTS = re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h in spec.hint))
 
 
 @dataclass
@@ -143,6 +147,8 @@ class _Scanner:
         return keep
 
     def _start_block(self, text: str) -> str | None:
+        if not HINTS.search(text):  # most lines start no block: one C-level search says so
+            return None
         for name, spec in BLOCKS.items():
             if spec.hint and not any(h in text for h in spec.hint):
                 continue
