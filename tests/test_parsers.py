@@ -10,7 +10,7 @@ from diagnose.artifacts import pip, pylog, reader, sniff
 def scan_text(text: str):
     lines = []
     source = reader.TextSource("paste", io.BufferedReader(io.BytesIO(text.encode())))  # type: ignore[arg-type]
-    result = sniff.scan(source, lambda n, k, t: lines.append((n, k, t)))
+    result = sniff.scan(source, lambda n, k, t, hints: lines.append((n, k, t)))
     return result, lines
 
 

@@ -23,6 +23,7 @@ import regex
 
 from diagnose.artifacts import pylog
 
+ANSI_PATTERN = r"\x1b"
 # (pattern, lines of context after a hit): what the per-line logic needs to see besides the
 # signal lines. Context covers the body of a traceback or a table that follows its first line.
 STRUCTURE: list[tuple[str, int]] = [
@@ -43,7 +44,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"^(?:export )?(?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_\w+=", 0),
     (r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+==", 0),
     (pylog.ERRORISH_PATTERN, 0),
-    (r"\x1b", 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole
+    (ANSI_PATTERN, 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
 ]
 LEADING_FLAGS = regex.compile(r"^\(\?([aiLmsux]+)\)")
@@ -60,7 +61,11 @@ class Prefilter:
 
     def __init__(self, signal_patterns: list[str], cache_dir: Path | None = None) -> None:
         self.patterns = [Pattern(p, 0) for p in sorted(set(signal_patterns))]
+        self.signal_count = len(self.patterns)
         self.patterns += [Pattern(p, n) for p, n in STRUCTURE]
+        structure = [p for p, _ in STRUCTURE]
+        self.error_id = self.signal_count + structure.index(pylog.ERRORISH_PATTERN)
+        self.ansi_id = self.signal_count + structure.index(ANSI_PATTERN)
         self.engine = "regex"
         self._hs: Any = None
         self._slow: list[tuple[int, Any]] = []
@@ -100,13 +105,13 @@ class Prefilter:
         return pattern.encode("utf-8"), flags
 
     # --- scanning ---------------------------------------------------------------------
-    def hits(self, block: bytes) -> list[tuple[int, int]]:
-        """(match end offset, context lines after) for every hit in `block`."""
-        found: list[tuple[int, int]] = []
+    def hits(self, block: bytes) -> list[tuple[int, int, int]]:
+        """(match end offset, context lines after, pattern id) for every hit in `block`."""
+        found: list[tuple[int, int, int]] = []
         patterns = self.patterns
         if self._hs is not None:
             def on_match(pid: int, start: int, end: int, flags: int, context: Any) -> None:
-                found.append((end, patterns[pid].context))
+                found.append((end, patterns[pid].context, pid))
 
             self._hs.scan(block, match_event_handler=on_match)
         if self._slow:
@@ -114,8 +119,15 @@ class Prefilter:
             text = block.decode("latin-1")
             for i, compiled in self._slow:
                 for m in compiled.finditer(text, timeout=5.0):
-                    found.append((m.end(), patterns[i].context))
+                    found.append((m.end(), patterns[i].context, i))
         return found
+
+    def line_hint(self, pids: set[int]) -> tuple[set[str], bool] | None:
+        """What the hits on one line say, in LineFilter.classify's terms; None for a coloured
+        line, whose text the signals see only after its ANSI codes are stripped."""
+        if self.ansi_id in pids:
+            return None
+        return {self.patterns[i].text for i in pids if i < self.signal_count}, self.error_id in pids
 
 
 class LineFilter:

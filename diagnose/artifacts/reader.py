@@ -44,6 +44,10 @@ class TextSource:
 
     total_lines: int = 0
     selected_lines: int | None = None
+    # block mode: what the prefilter saw on each line it hit (line number -> (signal patterns
+    # that may match, looks like an error), or None to classify the line again); lines it did
+    # not hit hold nothing. None outside block mode.
+    line_hints: dict[int, Any] | None = None
 
     def lines(self, prefilter: Callable[[], Any] | None = None) -> Iterator[tuple[int, str]]:
         """(1-based line number, text without the newline), decoded, long lines cut.
@@ -121,12 +125,15 @@ class TextSource:
         for chunk in self._split(blocks):
             ranges = [(0, 0, carry - 1)] if carry else []
             last_offset, last_index = 0, 0
-            for end, context in sorted(prefilter.hits(chunk)):
+            pids_by_line: dict[int, set[int]] = {}
+            for end, context, pid in sorted(prefilter.hits(chunk)):
                 at = max(end - 1, 0)
                 last_index += chunk.count(b"\n", last_offset, at)
                 last_offset = at
                 start = chunk.rfind(b"\n", 0, at) + 1
                 ranges.append((start, last_index, last_index + context))
+                pids_by_line.setdefault(last_index, set()).add(pid)
+            self.line_hints = {base + i + 1: prefilter.line_hint(p) for i, p in pids_by_line.items()}
             # one pass over the chunk counts its lines: up to the last hit above, the rest here
             n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
             carry = 0

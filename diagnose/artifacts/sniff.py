@@ -16,7 +16,7 @@ from diagnose.artifacts import host, nvidia_smi, nvsmi_query, pip, pylog, topolo
 from diagnose.artifacts.reader import TextSource
 from diagnose.model import Facts, InputSummary
 
-OnLine = Callable[[int, str, str], None]
+OnLine = Callable[[int, str, str, Any], None]  # (line number, kind, text, block-mode hints or None)
 LINE_FACT_KINDS = {"server-log", "traceback", "dmesg", "install-log", "collect-env"}
 
 
@@ -193,7 +193,7 @@ class _Scanner:
                 self.result.facts.merge(found)
         self._count(lineno, kind, not text.strip())
         self.result.lines = lineno
-        self.on_line(lineno, kind, text)
+        self.on_line(lineno, kind, text, self.source.line_hints)
 
     def finish(self) -> ScanResult:
         self._close_block()

@@ -24,6 +24,9 @@ MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
 
 
+NO_HITS: tuple[set[str], bool] = (set(), False)
+
+
 @dataclass
 class Hit:
     signal: CompiledSignal
@@ -67,11 +70,15 @@ class Matcher:
         self.source = name
         self.source_index += 1
 
-    def feed(self, lineno: int, kind: str, text: str) -> None:
+    def feed(self, lineno: int, kind: str, text: str, hints: dict[int, Any] | None = None) -> None:
+        """One line. `hints`: the block prefilter's verdicts by line number (see TextSource)."""
         if not text:
             return
         position = (self.source_index, lineno)
-        candidates, errorish = self.filter.classify(text)
+        hint = NO_HITS if hints is not None else None
+        if hints is not None and lineno in hints:
+            hint = hints[lineno]
+        candidates, errorish = hint if hint is not None else self.filter.classify(text)
         if candidates is None or candidates:
             self._match_regexes(lineno, kind, text, position, candidates)
         exception = kind == "traceback" and pylog.is_exception_line(text)
