@@ -54,6 +54,12 @@ LEADING_FLAGS = regex.compile(r"^\(\?([aiLmsux]+)\)")
 class Pattern:
     text: str
     context: int
+    more: tuple[bytes, ...] | None = None  # context lines must start with one of these (after indent)
+
+
+# a structure whose context ends early, where its own parser would stop: an nvidia-smi table
+# goes on while its lines start with '|' or '+' (or are blank)
+CONTEXT_PREFIXES: dict[str, tuple[bytes, ...]] = {r"NVIDIA-SMI \S+\s+Driver Version": (b"|", b"+")}
 
 
 class Prefilter:
@@ -62,7 +68,7 @@ class Prefilter:
     def __init__(self, signal_patterns: list[str], cache_dir: Path | None = None) -> None:
         self.patterns = [Pattern(p, 0) for p in sorted(set(signal_patterns))]
         self.signal_count = len(self.patterns)
-        self.patterns += [Pattern(p, n) for p, n in STRUCTURE]
+        self.patterns += [Pattern(p, n, CONTEXT_PREFIXES.get(p)) for p, n in STRUCTURE]
         structure = [p for p, _ in STRUCTURE]
         self.error_id = self.signal_count + structure.index(pylog.ERRORISH_PATTERN)
         self.ansi_id = self.signal_count + structure.index(ANSI_PATTERN)
@@ -105,6 +111,9 @@ class Prefilter:
         return pattern.encode("utf-8"), flags
 
     # --- scanning ---------------------------------------------------------------------
+    def context_prefixes(self, pid: int) -> tuple[bytes, ...] | None:
+        return self.patterns[pid].more
+
     def hits(self, block: bytes) -> list[tuple[int, int, int]]:
         """(match end offset, context lines after, pattern id) for every hit in `block`."""
         found: list[tuple[int, int, int]] = []

@@ -120,10 +120,10 @@ class TextSource:
 
     def _selected_lines(self, blocks: Iterator[bytes], prefilter: Any) -> Iterator[tuple[int, str]]:
         base = 0  # lines before this chunk
-        carry = 0  # context lines still owed from the previous chunk
+        carry, carry_more = 0, None  # context lines still owed from the previous chunk, and their prefixes
         selected = 0
         for chunk in self._split(blocks):
-            ranges = [(0, 0, carry - 1)] if carry else []
+            ranges: list[tuple[int, int, int, Any]] = [(0, 0, carry - 1, carry_more)] if carry else []
             last_offset, last_index = 0, 0
             pids_by_line: dict[int, set[int]] = {}
             for end, context, pid in sorted(prefilter.hits(chunk)):
@@ -131,26 +131,29 @@ class TextSource:
                 last_index += chunk.count(b"\n", last_offset, at)
                 last_offset = at
                 start = chunk.rfind(b"\n", 0, at) + 1
-                ranges.append((start, last_index, last_index + context))
+                ranges.append((start, last_index, last_index + context, prefilter.context_prefixes(pid)))
                 pids_by_line.setdefault(last_index, set()).add(pid)
             self.line_hints = {base + i + 1: prefilter.line_hint(p) for i, p in pids_by_line.items()}
             # one pass over the chunk counts its lines: up to the last hit above, the rest here
             n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
-            carry = 0
+            carry, carry_more = 0, None
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
-            for start, first, last in sorted(ranges, key=lambda r: r[1]):
+            for start, first, last, more in sorted(ranges, key=lambda r: r[1]):
                 if last <= covered:
                     continue
                 offset, index = (start, first) if first > covered else (next_offset, covered + 1)
                 while index <= last and index < n_lines:
                     nl = chunk.find(b"\n", offset)
                     raw = chunk[offset:] if nl < 0 else chunk[offset:nl]
+                    if more and index > first and raw.strip() and not raw.lstrip().startswith(more):
+                        last = index - 1  # the structure ended here, as its parser will see
+                        break
                     selected += 1
                     yield base + index + 1, self._cut(base + index + 1, self._decode(raw))
                     offset, index = nl + 1, index + 1
                 covered, next_offset = index - 1, offset
                 if last >= n_lines:
-                    carry = max(carry, last - n_lines + 1)
+                    carry, carry_more = max(carry, last - n_lines + 1), more
             base += n_lines
             self._lines_done = base
         self.total_lines = base
