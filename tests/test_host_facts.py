@@ -94,3 +94,26 @@ def test_collect_bundle_round_trips_on_a_host_without_gpu(tmp_path: Path):
     failed = [i for i in manifest["items"] if i["status"] != "ok"]
     for item in failed:
         assert any(item["name"] in n for n in notes), f"{item['name']} not collected, but not reported"
+
+
+OTHER_HOSTS = [
+    # (fixture folder, driver, CUDA, first GPU name, its compute capability, GPU count) - real tables
+    # of hosts this project never ran on, from public threads (each folder's expected.yaml)
+    ("fixtures/healthy/host-a100-nvidia-smi-580", "580.126.09", "13.0", "NVIDIA A100-SXM4-40GB", "8.0", 2),
+    ("fixtures/healthy/host-gtx1050-nvidia-smi-460", "460.91.03", "11.2", "GeForce GTX 1050", "6.1", 1),
+    ("fixtures/healthy/host-rtx4070-nvidia-smi-550", "550.40.07", "12.4", "NVIDIA GeForce RTX 4070", "8.9", 1),
+    ("fixtures/healthy/host-rtx4090d-nvidia-smi-550", "550.107.02", "12.4", "NVIDIA GeForce RTX 4090 D", "8.9", 1),
+    ("holdout/healthy/nvidia-smi-a100-miniweather-12", "515.65.01", "11.7", "NVIDIA A100-SXM...", "8.0", 2),
+    ("holdout/healthy/nvidia-smi-gtx680-cbio-38", "331.62", None, "GeForce GTX 680", "3.0", 3),
+]
+
+
+@pytest.mark.parametrize("folder,driver,cuda,name,cc,count", OTHER_HOSTS, ids=[h[0].split("/")[-1] for h in OTHER_HOSTS])
+def test_nvidia_smi_tables_of_other_hosts(folder, driver, cuda, name, cc, count, kb):
+    from conftest import ROOT
+
+    files = [str(p) for p in (ROOT / folder).iterdir() if p.name != "expected.yaml"]
+    f = api.diagnose(files, kb=kb).facts
+    assert (f.driver_version, f.cuda_driver_version) == (driver, cuda)
+    assert f.gpus[0].name == name and f.gpus[0].compute_capability == cc
+    assert len(f.gpus) == count
