@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,11 +28,14 @@ def diagnose(
     stdin: BinaryIO | None = None,
     kb: KnowledgeBase | None = None,
     use_prefilter: bool = True,
+    progress: Callable[[str, int, int | None], None] | None = None,
 ) -> Diagnosis:
     """Diagnose files, directories, bundles and '-' (stdin). InputError when nothing is readable.
 
     Large inputs go through the multi-pattern prefilter unless `use_prefilter` is False."""
     opened = reader.open_inputs(inputs, stdin=stdin)
+    for source in opened.sources:
+        source.progress = progress
     return _run(opened, kb or load_kb(), use_prefilter)
 
 

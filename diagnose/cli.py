@@ -59,7 +59,9 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
             raise click.UsageError("no input: give a file or directory, or pipe a log into diagnose")
         paths = ["-"]
     kb = api.load_kb(extra_rules, use_cache=not no_cache)
-    diagnosis = api.diagnose(paths, kb=kb)
+    diagnosis = api.diagnose(paths, kb=kb, progress=_progress_bar() if sys.stderr.isatty() else None)
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
     opts: dict[str, Any] = {}
     if fmt == "text":
         to_tty = output is None and sys.stdout.isatty()
@@ -80,6 +82,28 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
     _write(text, output)
     code = EXIT_FOUND if diagnosis.findings and not exit_zero else EXIT_CLEAN
     sys.exit(code)
+
+
+def _progress_bar():  # type: ignore[no-untyped-def]
+    """A progress line on stderr for large inputs (only called in block mode, past 4 MiB)."""
+    import time
+
+    last = [0.0]
+
+    def show(name: str, done: int, size: int | None) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.1:
+            return
+        last[0] = now
+        if size:
+            filled = int(30 * done / size)
+            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {100 * done // size:3d}%"
+        else:
+            bar = f"{done >> 20} MiB"
+        sys.stderr.write(f"\r\x1b[Kdiagnose: reading {name[-40:]} {bar}")
+        sys.stderr.flush()
+
+    return show
 
 
 def _write(text: str, output: str | None) -> None:

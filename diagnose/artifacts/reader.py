@@ -48,6 +48,8 @@ class TextSource:
     # that may match, looks like an error), or None to classify the line again); lines it did
     # not hit hold nothing. None outside block mode.
     line_hints: dict[int, Any] | None = None
+    size: int | None = None  # bytes, when known (a regular file)
+    progress: Callable[[str, int, int | None], None] | None = None  # (name, bytes read, size)
 
     def lines(self, prefilter: Callable[[], Any] | None = None) -> Iterator[tuple[int, str]]:
         """(1-based line number, text without the newline), decoded, long lines cut.
@@ -121,6 +123,7 @@ class TextSource:
     def _selected_lines(self, blocks: Iterator[bytes], prefilter: Any) -> Iterator[tuple[int, str]]:
         base = 0  # lines before this chunk
         carry, carry_more = 0, None  # context lines still owed from the previous chunk, and their prefixes
+        done = 0
         selected = 0
         for chunk in self._split(blocks):
             ranges: list[tuple[int, int, int, Any]] = [(0, 0, carry - 1, carry_more)] if carry else []
@@ -156,6 +159,9 @@ class TextSource:
                     carry, carry_more = max(carry, last - n_lines + 1), more
             base += n_lines
             self._lines_done = base
+            if self.progress is not None:
+                done += len(chunk)
+                self.progress(self.name, done, self.size)
         self.total_lines = base
         self.selected_lines = selected
 
@@ -238,6 +244,11 @@ def _add_file(result: ReadResult, path: Path) -> None:
         result.skipped.append(Skipped(name, exc.strerror or str(exc)))
         return
     _add_stream(result, name, stream)
+    if result.sources and result.sources[-1].name == name:
+        try:
+            result.sources[-1].size = path.stat().st_size
+        except OSError:
+            pass
 
 
 def _add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> None:
