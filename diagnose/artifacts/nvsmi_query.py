@@ -19,10 +19,9 @@ releases are found by their names, not their positions:
 
 from __future__ import annotations
 
+import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 import xml.etree.ElementTree as ET
 from typing import Any
-
-import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
 from diagnose.artifacts.nvidia_smi import _bus
 from diagnose.model import GPU, Facts

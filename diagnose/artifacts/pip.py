@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
 NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"

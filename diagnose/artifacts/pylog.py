@@ -7,9 +7,8 @@ and the tracker strips it to see the frames and the exception.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
+from dataclasses import dataclass, field
 
 ANSI = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 TRACEBACK = "Traceback (most recent call last):"

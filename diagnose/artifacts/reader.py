@@ -243,12 +243,10 @@ def _add_file(result: ReadResult, path: Path) -> None:
     except OSError as exc:
         result.skipped.append(Skipped(name, exc.strerror or str(exc)))
         return
+    size = os.fstat(stream.fileno()).st_size
     _add_stream(result, name, stream)
     if result.sources and result.sources[-1].name == name:
-        try:
-            result.sources[-1].size = path.stat().st_size
-        except OSError:
-            pass
+        result.sources[-1].size = size
 
 
 def _add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> None:

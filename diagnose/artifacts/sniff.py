@@ -7,8 +7,8 @@ blocks into Facts, and hands every line to the caller (the matcher) with its kin
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
