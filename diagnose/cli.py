@@ -95,7 +95,7 @@ def _progress_bar():  # type: ignore[no-untyped-def]
         if now - last[0] < 0.1:
             return
         last[0] = now
-        if size:
+        if size and done <= size:  # a compressed file reads past its own size: show MiB then
             filled = int(30 * done / size)
             bar = f"[{'#' * filled}{'.' * (30 - filled)}] {100 * done // size:3d}%"
         else:
