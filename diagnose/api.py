@@ -13,7 +13,7 @@ from diagnose.engine.match import ErrorLine, Matcher
 from diagnose.errors import InputError
 from diagnose.kb import compat, compiled
 from diagnose.kb.compiled import KnowledgeBase
-from diagnose.model import Diagnosis, Evidence, Facts
+from diagnose.model import Diagnosis, Evidence, Facts, Skipped
 
 MAX_UNMATCHED = 5
 
@@ -74,7 +74,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
         matcher.start_source(source.name)
         result = sniff.scan(source, matcher.feed, prefilter)
         if result.lines == 0:
-            diagnosis.skipped.append(_skip(source.name, "empty"))
+            diagnosis.skipped.append(Skipped(source.name, "empty"))
             continue
         read_any = True
         exceptions.extend(
@@ -92,14 +92,8 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     diagnosis.findings = rank.rank(candidates, facts, kb)
     diagnosis.unmatched_errors = _unmatched(exceptions, matcher, diagnosis)
     for note in sorted(set(matcher.timeouts)):
-        diagnosis.skipped.append(_skip("regex", note))
+        diagnosis.skipped.append(Skipped("regex", note))
     return diagnosis
-
-
-def _skip(source: str, reason: str):  # type: ignore[no-untyped-def]
-    from diagnose.model import Skipped
-
-    return Skipped(source, reason)
 
 
 def _nothing_readable(diagnosis: Diagnosis) -> str:

@@ -18,7 +18,6 @@ ERRORISH_PATTERN = (
     r"(?i)\b(?:error|fatal|failed|failure|exception|assert(?:ion)?|killed|abort(?:ed)?|critical|"
     r"cannot|unable|not found|segmentation fault|core dumped|timed? ?out)\b"
 )
-ERRORISH = regex.compile(ERRORISH_PATTERN)
 
 
 def strip_ansi(text: str) -> str:
@@ -41,7 +40,6 @@ class TracebackTracker:
     def __init__(self) -> None:
         self.tracebacks: list[Traceback] = []
         self.current: Traceback | None = None
-        self.awaiting_chain = False
 
     def feed(self, lineno: int, text: str) -> str:
         """The kind of this line: 'traceback' inside one, else 'server-log'."""
@@ -75,6 +73,3 @@ class TracebackTracker:
 def is_exception_line(text: str) -> bool:
     return bool(EXCEPTION.match(text.strip()))
 
-
-def looks_like_error(text: str) -> bool:
-    return bool(ERRORISH.search(text)) or is_exception_line(text)

@@ -14,8 +14,6 @@ import regex
 from diagnose.kb import compat
 from diagnose.model import Facts
 
-Outcome = tuple[bool | None, str]
-
 
 @lru_cache(maxsize=512)
 def _spec(spec: str) -> Any:

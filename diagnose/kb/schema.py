@@ -11,17 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Severity = Literal["info", "low", "medium", "high", "critical"]
 Effect = Literal["require", "require-if-known", "corroborate", "contradict", "evidence"]
-CATEGORIES = (
-    "driver",
-    "hardware",
-    "python-env",
-    "build",
-    "kernels",
-    "nccl",
-    "memory",
-    "model",
-    "server",
-)
 Category = Literal[
     "driver", "hardware", "python-env", "build", "kernels", "nccl", "memory", "model", "server"
 ]
