@@ -44,7 +44,7 @@ def diagnose_texts(artifacts: list[tuple[str, str | bytes]], kb: KnowledgeBase |
     opened = reader.ReadResult()
     for name, text in artifacts:
         data = text.encode("utf-8") if isinstance(text, str) else text
-        reader._add_stream(opened, name, io.BytesIO(data))
+        reader.add_stream(opened, name, io.BytesIO(data))
     return _run(opened, kb or load_kb())
 
 

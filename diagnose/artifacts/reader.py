@@ -211,7 +211,7 @@ def open_inputs(paths: list[str], stdin: BinaryIO | None = None) -> ReadResult:
     for raw in paths:
         if raw == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
-            _add_stream(result, "<stdin>", stream)
+            add_stream(result, "<stdin>", stream)
             continue
         path = Path(raw)
         if path.is_dir():
@@ -230,7 +230,7 @@ def open_inputs(paths: list[str], stdin: BinaryIO | None = None) -> ReadResult:
 def _add_file(result: ReadResult, path: Path) -> None:
     name = str(path)
     if path.is_fifo() or path.is_char_device():
-        _add_stream(result, name, open(path, "rb"))  # noqa: SIM115 - closed with the process
+        add_stream(result, name, open(path, "rb"))  # noqa: SIM115 - closed with the process
         return
     if not path.is_file():
         result.skipped.append(Skipped(name, "not a regular file"))
@@ -244,12 +244,12 @@ def _add_file(result: ReadResult, path: Path) -> None:
         result.skipped.append(Skipped(name, exc.strerror or str(exc)))
         return
     size = os.fstat(stream.fileno()).st_size
-    _add_stream(result, name, stream)
+    add_stream(result, name, stream)
     if result.sources and result.sources[-1].name == name:
         result.sources[-1].size = size
 
 
-def _add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> None:
+def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> None:
     """`stream`: any readable binary file object (a file, stdin, BytesIO, a decompressor)."""
     buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)
     try:
@@ -265,7 +265,7 @@ def _add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> N
         if depth > 2:
             result.skipped.append(Skipped(name, f"{kind} nested too deep"))
             return
-        _add_stream(result, name, _Decompressing(buffered, kind), depth + 1)
+        add_stream(result, name, _Decompressing(buffered, kind), depth + 1)
         return
     if kind is not None:
         result.skipped.append(
@@ -308,7 +308,7 @@ def _add_tar(result: ReadResult, name: str, stream: BinaryIO) -> None:
             if data.read(1):
                 result.skipped.append(Skipped(member_name, "bundle member over 256 MB, not read"))
                 continue
-            _add_stream(result, member_name, io.BytesIO(blob), depth=1)
+            add_stream(result, member_name, io.BytesIO(blob), depth=1)
     except (tarfile.TarError, OSError, EOFError) as exc:
         result.skipped.append(Skipped(name, f"truncated or corrupt tar archive ({exc}); members before it were read"))
 
