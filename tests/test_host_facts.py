@@ -117,3 +117,23 @@ def test_nvidia_smi_tables_of_other_hosts(folder, driver, cuda, name, cc, count,
     assert (f.driver_version, f.cuda_driver_version) == (driver, cuda)
     assert f.gpus[0].name == name and f.gpus[0].compute_capability == cc
     assert len(f.gpus) == count
+
+
+def test_sglang_check_env(kb):
+    from conftest import ROOT
+
+    folder = ROOT / "fixtures" / "healthy" / "server-sglang-check-env-3817-h200"
+    f = api.diagnose([str(p) for p in folder.iterdir() if p.name != "expected.yaml"], kb=kb).facts
+    assert len(f.gpus) == 8 and {g.compute_capability for g in f.gpus} == {"9.0"}
+    assert f.driver_version == "550.127.05"  # check_env labels the driver "CUDA Driver Version"
+    assert f.packages["torch"] == "2.5.1+cu124" and f.torch_cuda == "12.4"
+    assert f.packages["sgl-kernel"] == "0.0.3.post6" and f.packages["flashinfer-python"].startswith("0.2.1.post2")
+
+
+def test_vllm_collect_env(kb):
+    from conftest import ROOT
+
+    folder = ROOT / "fixtures" / "healthy" / "server-collect-env-vllm-pr9293-rtx4070"
+    f = api.diagnose([str(p) for p in folder.iterdir() if p.name != "expected.yaml"], kb=kb).facts
+    assert f.packages["torch"] == "2.4.0+cu121" and f.torch_cuda == "12.1"
+    assert [g.name for g in f.gpus] == ["NVIDIA GeForce RTX 4070 Laptop GPU"] and f.gpus[0].compute_capability == "8.9"

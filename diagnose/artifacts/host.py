@@ -33,6 +33,7 @@ LINUX_VERSION = regex.compile(r"Linux version (\d+\.\d+\.\d+\S*) \(")
 SYS_PARAM = regex.compile(r"/sys/module/(\w+)/parameters/(\w+)\s*[:=]\s*(\S+)\s*$")
 COLLECT_ENV = {
     "PyTorch version": "torch",
+    "PyTorch": "torch",  # sglang.check_env
     "CUDA used to build PyTorch": "torch_cuda",
     "Nvidia driver version": "driver",
     "NVIDIA Driver Version": "driver",
@@ -115,6 +116,10 @@ NOT_PACKAGES = {"python", "python version", "cuda runtime version", "gcc version
                 "libc version", "os", "nvcc", "hip runtime version", "miopen runtime version"}
 
 
+# check_env names some packages by their import name: the distribution names pip uses
+IMPORT_NAMES = {"flashinfer": "flashinfer-python", "multipart": "python-multipart", "zmq": "pyzmq"}
+
+
 def is_env_report_start(line: str) -> bool:
     return bool(ENV_REPORT_START.match(line))
 
@@ -154,7 +159,8 @@ def parse_env_report(lines: list[str]) -> Facts:
             if v := regex.match(r"\d[\w.+-]*", value):
                 facts.packages.setdefault("vllm", v[0])
         elif key.lower() not in NOT_PACKAGES and " " not in key and PACKAGE_VERSION.match(value):
-            facts.packages.setdefault(canonical(key), value)
+            name = canonical(key)
+            facts.packages.setdefault(IMPORT_NAMES.get(name, name), value)
     for i in sorted(set(gpu_names) | set(gpu_ccs)):
         facts.gpus.append(GPU(index=i, name=gpu_names.get(i), compute_capability=gpu_ccs.get(i)))
     if facts.packages.get("torch") and not facts.torch_cuda:
