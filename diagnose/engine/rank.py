@@ -21,6 +21,7 @@ CONTRADICT = 0.6
 FIXED_IN_KEEPS = 0.35
 SYMPTOM_SUPPORT = 0.3
 MAX_EVIDENCE = 8
+MAX_CONFIDENCE = 0.99  # evidence is never certainty; and 0.999 would print as 1.00
 
 
 @dataclass
@@ -135,7 +136,7 @@ def to_finding(candidate: Candidate, facts: Facts) -> Finding:
         title=rule.title,
         category=rule.category,
         severity=rule.severity,
-        confidence=round(min(candidate.confidence, 0.999), 3),
+        confidence=round(min(candidate.confidence, MAX_CONFIDENCE), 3),
         summary=rule.summary,
         evidence=candidate.evidence,
         reasons=candidate.reasons,
@@ -169,7 +170,7 @@ def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[F
         cause = reported[cause_id]
         symptom = findings[symptom_id]
         cause.confidence = combine([cause.confidence, SYMPTOM_SUPPORT * symptom.confidence])
-        findings[cause_id].confidence = round(min(cause.confidence, 0.999), 3)
+        findings[cause_id].confidence = round(min(cause.confidence, MAX_CONFIDENCE), 3)
         findings[cause_id].reasons.append(f"+ its symptom {symptom_id} was seen")
     for symptom_id, cause_id in sorted(explained_by.items(), key=lambda kv: findings[kv[0]].first_position):
         findings[cause_id].symptoms.append(findings[symptom_id])
