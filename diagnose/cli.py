@@ -73,7 +73,7 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
     elif top:
         diagnosis.findings = diagnosis.findings[:top]
     if not explain:
-        diagnosis.rejected = []
+        diagnosis.drop_explanations()
     if redact or (redact is None and fmt == "slack"):
         from diagnose.redact import redact_diagnosis
 
@@ -230,7 +230,7 @@ def preflight_cmd(ctx: click.Context, inputs: tuple[str, ...], python: str | Non
     diagnosis = preflight(list(inputs), kb=kb, python=python, model=model, launch=launch, plan=plan,
                           plan_report=plan_report, resolve=resolve, nvml=nvml)
     if not explain:
-        diagnosis.rejected = []
+        diagnosis.drop_explanations()
     opts: dict[str, Any] = {}
     if fmt == "text":
         to_tty = output is None and sys.stdout.isatty()

@@ -149,6 +149,7 @@ class Finding:
     summary: str
     evidence: list[Evidence]
     reasons: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)  # --explain: each signal and condition, held or not
     symptoms: list[Finding] = field(default_factory=list)
     fix: list[dict[str, str]] = field(default_factory=list)
     verify: list[dict[str, Any]] = field(default_factory=list)
@@ -178,6 +179,15 @@ class Diagnosis:
     unmatched_errors: list[Evidence] = field(default_factory=list)
     rejected: list[RuleVerdict] = field(default_factory=list)
     schema_version: str = SCHEMA_VERSION
+
+    def drop_explanations(self) -> None:
+        """Without --explain: no rejected rules, no per-finding checks."""
+        self.rejected = []
+        stack = list(self.findings)
+        while stack:
+            finding = stack.pop()
+            finding.checks = []
+            stack.extend(finding.symptoms)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

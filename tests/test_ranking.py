@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -81,3 +82,20 @@ def test_rules_draft_writes_a_rule_that_recognises_the_failure(tmp_path: Path):
     again.write_text("FluxCapacitorError: capacitor 0x1 overloaded at /srv/b/flux.py:9\n")
     found = run_cli("--rules", str(tmp_path / "draft" / "rules"), "--format", "json", str(again))
     assert rule["id"] in found.stdout.decode()
+
+
+def test_explain_lists_every_signal_and_condition_and_why_rules_were_rejected():
+    line = "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 147456, Hardware limit: 101376\n"
+    smi = (FIXTURES / "healthy" / "host-h200x2-snapshot" / "nvidia-smi.txt").read_bytes()
+    plain = run_cli("--format", "json", "-", input=NMS_LINE)
+    assert all(not f["checks"] for f in json.loads(plain.stdout)["findings"])
+    explained = json.loads(run_cli("--format", "json", "--explain", "-", input=NMS_LINE).stdout)
+    checks = explained["findings"][0]["checks"]
+    assert any(c.startswith("signal nms-does-not-exist") and c.endswith("matched") for c in checks)
+    assert any("not seen" in c for c in checks)
+    # a near-miss: the SM120 message on an H200 is rejected, and --explain says by which fact
+    proc = run_cli("--explain", "-", input=line.encode() + smi)
+    assert "sm120-shared-memory-nan" in proc.stdout.decode() and "9.0" in proc.stdout.decode()
+
+
+NMS_LINE = b"RuntimeError: operator torchvision::nms does not exist\n"

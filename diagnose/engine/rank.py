@@ -32,6 +32,7 @@ class Candidate:
     reasons: list[str] = field(default_factory=list)
     values: dict[str, str] = field(default_factory=dict)
     first: tuple[int, int] = (1 << 30, 0)
+    checks: list[str] = field(default_factory=list)
 
 
 def combine(weights: list[float]) -> float:
@@ -93,7 +94,19 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
             reasons.append(f"- {package} {installed} already has the fix (fixed in {fixed})")
     evidence = sorted((h.evidence for h in hits), key=lambda e: (e.source, e.line))
     first = min((h.position for h in hits), default=(1 << 30, 0))
-    return Candidate(rule, confidence, _dedupe(evidence)[:MAX_EVIDENCE] + fact_evidence, reasons, values, first)
+    checks = _checks(rule, best, outcomes)
+    return Candidate(rule, confidence, _dedupe(evidence)[:MAX_EVIDENCE] + fact_evidence, reasons, values, first, checks)
+
+
+def _checks(rule: CompiledRule, matched: dict[str, float], outcomes: list[tuple[dict[str, Any], bool | None, str]]) -> list[str]:
+    """For --explain: every signal and condition of the rule, and whether it held."""
+    out = [
+        f"signal {s.id} (weight {s.weight}): {'matched' if s.id in matched else 'not seen'}" for s in rule.signals
+    ]
+    for cond, holds, detail in outcomes:
+        state = {True: "holds", False: "does not hold", None: "unknown"}[holds]
+        out.append(f"{cond['effect']} {cond.get('note') or next(iter(cond))}: {state} ({detail})")
+    return out
 
 
 def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
@@ -140,6 +153,7 @@ def to_finding(candidate: Candidate, facts: Facts) -> Finding:
         summary=rule.summary,
         evidence=candidate.evidence,
         reasons=candidate.reasons,
+        checks=candidate.checks,
         fix=fix,
         verify=[dict(v) for v in rule.verify],
         verified_by=list(rule.verified_by),

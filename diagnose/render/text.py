@@ -30,7 +30,7 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
         out.append(s("diagnose: no known failure found", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
     for finding in findings:
         out.append("")
-        out.extend(_finding(finding, s))
+        out.extend(_finding(finding, s, explain=explain))
     if diagnosis.unmatched_errors:
         out.append("")
         label = "Other errors no rule explains" if findings else "Errors no rule explains (most likely failing line first)"
@@ -56,7 +56,7 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
     return "\n".join(out) + "\n"
 
 
-def _finding(f: Finding, s: Style, indent: str = "") -> list[str]:
+def _finding(f: Finding, s: Style, indent: str = "", explain: bool = False) -> list[str]:
     head = f"{indent}{f.rank}. " if f.rank else f"{indent}- "
     sev = s(f.severity, SEVERITY_COLOUR.get(f.severity, "0"))
     lines = [f"{head}{s(f.rule_id, '1')}  [{sev}]  confidence {f.confidence:.2f}", f"{indent}   {f.title}"]
@@ -67,6 +67,9 @@ def _finding(f: Finding, s: Style, indent: str = "") -> list[str]:
         lines.append(f"{indent}     {s(where, '2')}  {e.text}")
     for reason in f.reasons:
         lines.append(f"{indent}     {reason}")
+    if explain and f.checks:
+        lines.append(f"{indent}   {s('checked:', '1')}")
+        lines.extend(f"{indent}     {check}" for check in f.checks)
     if f.symptoms:
         lines.append(f"{indent}   {s('symptoms it explains:', '1')}")
         for sym in f.symptoms:
