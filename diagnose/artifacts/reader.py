@@ -10,12 +10,12 @@ from __future__ import annotations
 import io
 import os
 import sys
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from diagnose.artifacts.streams import Decompressing, Recoded
 from diagnose.model import Skipped
 
 BLOCK = 1 << 20
@@ -265,7 +265,7 @@ def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> No
         if depth > 2:
             result.skipped.append(Skipped(name, f"{kind} nested too deep"))
             return
-        add_stream(result, name, _Decompressing(buffered, kind), depth + 1)
+        add_stream(result, name, Decompressing(buffered, kind, BLOCK), depth + 1)
         return
     if kind is not None:
         result.skipped.append(
@@ -280,7 +280,7 @@ def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> No
         result.skipped.append(Skipped(name, "binary data, not text"))
         return
     if encoding and encoding != "utf-8":
-        buffered = _Recoded(buffered, encoding)  # type: ignore[assignment]
+        buffered = Recoded(buffered, encoding, BLOCK)  # type: ignore[assignment]
     result.sources.append(TextSource(name, buffered))
 
 
@@ -326,82 +326,3 @@ def _looks_binary(head: bytes) -> bool:
         return True
     control = sum(1 for b in head if b < 9 or 13 < b < 32 and b != 27)
     return control > len(head) * 0.1
-
-
-class _Decompressing(io.RawIOBase):
-    """gzip / bzip2 / xz decompressed block by block, so that a truncated or corrupt stream still
-    gives everything before the damage (and says so in `error`) instead of a traceback."""
-
-    def __init__(self, raw: BinaryIO, kind: str) -> None:
-        self.raw_in, self.kind = raw, kind
-        self.error: str | None = None
-        self.pending = b""
-        self.done = False
-        self.errors: tuple[type[BaseException], ...] = (zlib.error, OSError, EOFError, ValueError)
-        self.decoder = self._new_decoder()
-
-    def _new_decoder(self):  # type: ignore[no-untyped-def]
-        if self.kind == "gzip":
-            return zlib.decompressobj(wbits=31)
-        if self.kind == "bzip2":
-            import bz2
-
-            return bz2.BZ2Decompressor()
-        import lzma
-
-        self.errors = (*self.errors, lzma.LZMAError)
-        return lzma.LZMADecompressor()
-
-    def readable(self) -> bool:
-        return True
-
-    def _fill(self) -> None:
-        while not self.pending and not self.done:
-            chunk = self.raw_in.read(BLOCK)
-            try:
-                if not chunk:
-                    self.done = True
-                    if not self.decoder.eof:
-                        self.error = f"{self.kind} stream is truncated; read up to the cut"
-                    return
-                data = self.decoder.decompress(chunk)
-                while self.decoder.eof and self.decoder.unused_data:  # concatenated members
-                    rest = self.decoder.unused_data
-                    self.decoder = self._new_decoder()
-                    data += self.decoder.decompress(rest)
-            except self.errors as exc:
-                self.error = f"{self.kind} stream is corrupt ({exc}); read up to the damage"
-                self.done = True
-                return
-            self.pending = data
-
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
-        self._fill()
-        n = min(len(buffer), len(self.pending))
-        buffer[:n] = self.pending[:n]
-        self.pending = self.pending[n:]
-        return n
-
-
-class _Recoded(io.RawIOBase):
-    """UTF-16 (PowerShell redirects) recoded to UTF-8 as it is read."""
-
-    def __init__(self, inner: BinaryIO, encoding: str) -> None:
-        import codecs
-
-        self.reader = codecs.getreader(encoding)(inner, "replace")
-        self.rest = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
-        while len(self.rest) < len(buffer):
-            chunk = self.reader.read(BLOCK)
-            if not chunk:
-                break
-            self.rest += chunk.encode("utf-8")
-        n = min(len(buffer), len(self.rest))
-        buffer[:n] = self.rest[:n]
-        self.rest = self.rest[n:]
-        return n
