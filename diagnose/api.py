@@ -115,7 +115,9 @@ def _complete_facts(facts: Facts, kb: KnowledgeBase) -> None:
 def _unmatched(exceptions: list[ErrorLine], matcher: Matcher, diagnosis: Diagnosis) -> list[Evidence]:
     """The likely failing lines no finding explains: the exception of each traceback first (in
     the order they happened), then other error lines; each with a stable fingerprint."""
+    reported = {f.rule_id for f in _all_findings(diagnosis.findings)}
     cited = {(e.source, e.line) for f in _all_findings(diagnosis.findings) for e in f.evidence}
+    cited |= {(h.evidence.source, h.evidence.line) for rid in reported for h in matcher.hits.get(rid, [])}
     known = {(e.evidence.source, e.evidence.line) for e in exceptions}
     candidates = exceptions + [e for e in matcher.error_lines if (e.evidence.source, e.evidence.line) not in known]
     lines = [e for e in candidates if (e.evidence.source, e.evidence.line) not in cited]
