@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from diagnose.model import Diagnosis, Finding
 
+FULL = 3  # findings shown with evidence, fix and verify; the rest get one line each
 SEVERITY_COLOUR = {"critical": "31;1", "high": "31", "medium": "33", "low": "36", "info": "37"}
 
 
@@ -22,15 +23,23 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
     s = Style(colour)
     out: list[str] = []
     findings = diagnosis.findings[:top] if top else diagnosis.findings
+    full = max(FULL, top or 0)  # --top N asks for N findings in full
     n_inputs = len({i.source for i in diagnosis.inputs})
     if findings:
         causes = "root cause" if len(diagnosis.findings) == 1 else "candidate root causes"
         out.append(s(f"diagnose: {len(diagnosis.findings)} {causes}", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
     else:
         out.append(s("diagnose: no known failure found", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
-    for finding in findings:
+    for finding in findings[:full]:
         out.append("")
         out.extend(_finding(finding, s, explain=explain))
+    if len(findings) > full:
+        out.append("")
+        out.append(s(f"Less likely ({len(findings) - full} more; --top N or --format json for all of them in full):", "1"))
+        for f in findings[full:]:
+            first = f.evidence[0] if f.evidence else None
+            where = f"  {s(f'{first.source}:{first.line}', '2')}" if first and first.line else ""
+            out.append(f"  {f.rank}. {f.rule_id}  [{f.severity}]  confidence {f.confidence:.2f}  {f.title}{where}")
     if diagnosis.unmatched_errors:
         out.append("")
         label = "Other errors no rule explains" if findings else "Errors no rule explains (most likely failing line first)"
