@@ -137,3 +137,12 @@ def test_vllm_collect_env(kb):
     f = api.diagnose([str(p) for p in folder.iterdir() if p.name != "expected.yaml"], kb=kb).facts
     assert f.packages["torch"] == "2.4.0+cu121" and f.torch_cuda == "12.1"
     assert [g.name for g in f.gpus] == ["NVIDIA GeForce RTX 4070 Laptop GPU"] and f.gpus[0].compute_capability == "8.9"
+
+
+def test_vllm_collect_env_with_framed_sections(kb):
+    """vLLM 0.10+ prints `key      : value` under ===== section frames (a real SM120 host)."""
+    from conftest import ROOT
+
+    f = api.diagnose([str(ROOT / "fixtures" / "sm120-shared-memory-nan--vllm-46721" / "collect_env.txt")], kb=kb).facts
+    assert [(g.name, g.compute_capability) for g in f.gpus] == [("NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0")]
+    assert f.packages["torch"] == "2.11.0+cu130" and f.torch_cuda == "13.0"

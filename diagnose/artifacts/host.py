@@ -107,7 +107,7 @@ def _collect_env_fact(what: str, value: str) -> Facts | None:
 
 
 ENV_REPORT_START = regex.compile(
-    r"^(?:Collecting environment information|PyTorch version:|Python: \d+\.\d+|Python version: \d)"
+    r"^(?:Collecting environment information|PyTorch version\s*:|Python: \d+\.\d+|Python version\s*:\s*\d)"
 )
 ENV_KEY_VALUE = regex.compile(r"^([A-Za-z][\w .()/-]*?)\s*:\s*(.+?)\s*$")
 ENV_GPU = regex.compile(r"^GPU ([\d,]+)(?: Compute Capability)?:\s*(.+)$")

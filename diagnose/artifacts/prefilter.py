@@ -35,7 +35,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"^GPU \d+: .{0,200}\(UUID: GPU-", 40),
     (r"^Package\s+Version", 3000),
     (r"^\[\{\"name\"", 1),
-    (r"^(?:Collecting environment information|PyTorch version:|Python: \d)", 300),
+    (r"^(?:Collecting environment information|PyTorch version\s*:|Python: \d)", 300),
     (r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]\n]*\])?\s*===?\s*\S+$", 0),
     (r"^[A-Za-z0-9][A-Za-z0-9._-]* @ \S+$", 0),
     (r"^-e \S+", 0),

@@ -48,7 +48,8 @@ def _pip_list_parse(lines: list[str]) -> Facts:
 
 
 def _env_report_more(text: str, lines: list[str]) -> bool:
-    return not text.strip() or ":" in text or text.startswith(("[pip", "[conda", "GPU ", " ", "\t", "/"))
+    # vLLM's collect_env (0.10+) frames its sections with ===== lines and indented titles
+    return not text.strip() or ":" in text or text.startswith(("[pip", "[conda", "GPU ", " ", "\t", "/", "="))
 
 
 BLOCKS: dict[str, Block] = {
