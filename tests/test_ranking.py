@@ -99,3 +99,13 @@ def test_explain_lists_every_signal_and_condition_and_why_rules_were_rejected():
 
 
 NMS_LINE = b"RuntimeError: operator torchvision::nms does not exist\n"
+
+
+def test_a_fixture_can_require_folded_symptoms(kb, tmp_path):
+    (tmp_path / "paste.log").write_text(SEED_CHAIN)
+    ok = selftest.run_case(selftest.Case(tmp_path, {"first": "pip-resolver-replaced-torch",
+                                                    "symptoms": ["torch-extension-abi-mismatch"]}), kb)
+    assert ok.ok, ok.problems
+    bad = selftest.run_case(selftest.Case(tmp_path, {"first": "pip-resolver-replaced-torch",
+                                                     "symptoms": ["nccl-other"]}), kb)
+    assert bad.problems == ["expected nccl-other folded under pip-resolver-replaced-torch"]

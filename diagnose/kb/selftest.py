@@ -78,6 +78,11 @@ def run_case(case: Case, kb: KnowledgeBase) -> CaseResult:
             result.problems.append(f"expected {exp['first']} first, got {', '.join(ranked) or 'nothing'}")
     else:
         result.problems.append("expected.yaml has neither `first` nor `healthy: true`")
+    if exp.get("symptoms") and diagnosis.findings:
+        folded = {s.rule_id for s in _walk(diagnosis.findings[0].symptoms)}
+        missing = sorted(set(exp["symptoms"]) - folded)
+        if missing:
+            result.problems.append(f"expected {', '.join(missing)} folded under {ranked[0]}")
     for absent in exp.get("absent") or []:
         if absent in every:
             result.problems.append(f"{absent} must not be reported")
