@@ -236,7 +236,7 @@ def preflight_cmd(ctx: click.Context, inputs: tuple[str, ...], python: str | Non
     if fmt == "text":
         to_tty = output is None and sys.stdout.isatty()
         opts = {"colour": color == "always" or (color == "auto" and to_tty and not os.environ.get("NO_COLOR")),
-                "explain": explain}
+                "explain": explain, "predicted": True}
     if redact or (redact is None and fmt == "slack"):
         from diagnose.redact import redact_diagnosis
 

@@ -19,17 +19,22 @@ class Style:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
 
 
-def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, top: int | None = None) -> str:
+def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, top: int | None = None,
+           predicted: bool = False) -> str:
+    """`predicted`: a preflight, whose findings are failures to come, not causes of one that happened."""
     s = Style(colour)
     out: list[str] = []
     findings = diagnosis.findings[:top] if top else diagnosis.findings
     full = max(FULL, top or 0)  # --top N asks for N findings in full
     n_inputs = len({i.source for i in diagnosis.inputs})
-    if findings:
-        causes = "root cause" if len(diagnosis.findings) == 1 else "candidate root causes"
-        out.append(s(f"diagnose: {len(diagnosis.findings)} {causes}", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
+    n = len(diagnosis.findings)
+    if predicted:
+        what = f"{n} predicted failure{'s' if n != 1 else ''}" if findings else "no known failure predicted"
+    elif findings:
+        what = "1 root cause" if n == 1 else f"{n} candidate root causes"
     else:
-        out.append(s("diagnose: no known failure found", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
+        what = "no known failure found"
+    out.append(s(f"diagnose: {what}", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
     for finding in findings[:full]:
         out.append("")
         out.extend(_finding(finding, s, explain=explain))
