@@ -109,3 +109,10 @@ def test_a_fixture_can_require_folded_symptoms(kb, tmp_path):
     bad = selftest.run_case(selftest.Case(tmp_path, {"first": "pip-resolver-replaced-torch",
                                                      "symptoms": ["nccl-other"]}), kb)
     assert bad.problems == ["expected nccl-other folded under pip-resolver-replaced-torch"]
+
+
+def test_multi_rank_evidence_names_its_ranks_and_the_earliest(kb):
+    case = FIXTURES / "nccl-timeout--repro-h200x2-torchrun"
+    d = api.diagnose([str(p) for p in case.iterdir() if p.name != "expected.yaml"], kb=kb)
+    reasons = " ".join(d.findings[0].reasons)
+    assert "ranks in the evidence: 0, 1; the earliest is rank 0 (line 142 of" in reasons

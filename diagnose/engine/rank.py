@@ -7,6 +7,7 @@ fact or an installed release that already has the fix lowers it, and the finding
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,9 +139,31 @@ def _placeholders(candidate: Candidate, facts: Facts) -> dict[str, str]:
     return values
 
 
+RANK = re.compile(r"\[rank(\d+)\]|\[Rank (\d+)\]|\bTP(\d+)\b|\brank (\d+)\b|\brank=(\d+)\b")
+
+
+def lead_rank(evidence: list[Evidence]) -> str | None:
+    """In a multi-rank log, the ranks the evidence comes from and the earliest of them (by printed
+    time when every line has one, else by position). Whether the earliest is the culprit depends on
+    the failure: a crashed rank leads, but in a collective timeout the late rank is the one missing."""
+    ranked = []
+    for i, e in enumerate(evidence):
+        m = RANK.search(e.text)
+        if m:
+            ranked.append((e.time or "", i, next(g for g in m.groups() if g), e))
+    if len({r[2] for r in ranked}) < 2:
+        return None
+    timed = [r for r in ranked if r[0]]
+    first = min(timed) if len(timed) == len(ranked) else min(ranked, key=lambda r: r[1])
+    ranks = ", ".join(sorted({r[2] for r in ranked}, key=int))
+    return f"ranks in the evidence: {ranks}; the earliest is rank {first[2]} (line {first[3].line} of {first[3].source})"
+
+
 def to_finding(candidate: Candidate, facts: Facts) -> Finding:
     rule = candidate.rule
     values = _placeholders(candidate, facts)
+    if lead := lead_rank(candidate.evidence):
+        candidate.reasons.append(f"· {lead}")
     fix = []
     for step in rule.fix:
         fix.append({k: render_template(v, values) for k, v in step.items()})
