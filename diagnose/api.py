@@ -13,7 +13,7 @@ from diagnose.engine.match import ErrorLine, Matcher
 from diagnose.errors import InputError
 from diagnose.kb import compat, compiled
 from diagnose.kb.compiled import KnowledgeBase
-from diagnose.model import Diagnosis, Evidence, Facts, Skipped
+from diagnose.model import Diagnosis, Evidence, Facts, Skipped, walk
 
 MAX_UNMATCHED = 5
 
@@ -115,9 +115,9 @@ def _complete_facts(facts: Facts, kb: KnowledgeBase) -> None:
 def _unmatched(exceptions: list[ErrorLine], matcher: Matcher, diagnosis: Diagnosis) -> list[Evidence]:
     """The likely failing lines no finding explains: the exception of each traceback first (in
     the order they happened), then other error lines; each with a stable fingerprint."""
-    reported = {f.rule_id for f in _all_findings(diagnosis.findings)}
-    cited = {(e.source, e.line) for f in _all_findings(diagnosis.findings) for e in f.evidence}
-    cited |= {(h.evidence.source, h.evidence.line) for rid in reported for h in matcher.hits.get(rid, [])}
+    reported = {f.rule_id for f in walk(diagnosis.findings)}
+    # every line a reported rule matched, quoted as its evidence or not
+    cited = {(h.evidence.source, h.evidence.line) for rid in reported for h in matcher.hits.get(rid, [])}
     known = {(e.evidence.source, e.evidence.line) for e in exceptions}
     candidates = exceptions + [e for e in matcher.error_lines if (e.evidence.source, e.evidence.line) not in known]
     lines = [e for e in candidates if (e.evidence.source, e.evidence.line) not in cited]
@@ -129,7 +129,7 @@ def _unmatched(exceptions: list[ErrorLine], matcher: Matcher, diagnosis: Diagnos
     for line in lines:
         evidence = line.evidence
         evidence.template = fingerprint.template(evidence.text)
-        evidence.fingerprint = fingerprint.fingerprint(evidence.text)
+        evidence.fingerprint = fingerprint.digest(evidence.template)
         if evidence.fingerprint not in seen:  # the same failure repeated (every rank) once
             seen.add(evidence.fingerprint)
             out.append(evidence)
@@ -137,8 +137,3 @@ def _unmatched(exceptions: list[ErrorLine], matcher: Matcher, diagnosis: Diagnos
             break
     return out
 
-
-def _all_findings(findings):  # type: ignore[no-untyped-def]
-    for f in findings:
-        yield f
-        yield from _all_findings(f.symptoms)

@@ -6,6 +6,7 @@ The JSON contract for them is docs/diagnosis.schema.json (tests validate real ou
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -159,6 +160,13 @@ class Finding:
     first_position: tuple[int, int] = (0, 0)
 
 
+def walk(findings: list[Finding]) -> Iterator[Finding]:
+    """Every finding and, depth first, the symptoms folded under it."""
+    for finding in findings:
+        yield finding
+        yield from walk(finding.symptoms)
+
+
 @dataclass
 class RuleVerdict:
     """Why a rule that showed some evidence was not reported (for --explain)."""
@@ -183,11 +191,8 @@ class Diagnosis:
     def drop_explanations(self) -> None:
         """Without --explain: no rejected rules, no per-finding checks."""
         self.rejected = []
-        stack = list(self.findings)
-        while stack:
-            finding = stack.pop()
+        for finding in walk(self.findings):
             finding.checks = []
-            stack.extend(finding.symptoms)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -72,7 +72,6 @@ class Prefilter:
         structure = [p for p, _ in STRUCTURE]
         self.error_id = self.signal_count + structure.index(pylog.ERRORISH_PATTERN)
         self.ansi_id = self.signal_count + structure.index(ANSI_PATTERN)
-        self.engine = "regex"
         self._hs: Any = None
         self._slow: list[tuple[int, Any]] = []
         if hyperscan_module() is None:
@@ -91,7 +90,6 @@ class Prefilter:
         base = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
         self._hs, slow = compile_database([(p.text, i) for i, p in enumerate(self.patterns)], base, cache_dir, "hs")
         self._build_regex(slow)
-        self.engine = "hyperscan"
 
     @staticmethod
     def _hs_form(pattern: str, flags: int, hyperscan: Any) -> tuple[bytes, int]:

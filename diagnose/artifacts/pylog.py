@@ -28,7 +28,6 @@ def strip_ansi(text: str) -> str:
 class Traceback:
     start: int
     prefix: str
-    frames: int = 0
     exception_line: int | None = None
     exception: str | None = None
     chained: list[int] = field(default_factory=list)
@@ -54,8 +53,6 @@ class TracebackTracker:
         body = text[len(tb.prefix):] if tb.prefix and text.startswith(tb.prefix) else text
         if tb.exception_line is None:
             if body.startswith((" ", "\t")) or not body.strip():
-                if body.lstrip().startswith('File "'):
-                    tb.frames += 1
                 return "traceback"
             if body.startswith(("^", "~")):
                 return "traceback"

@@ -33,8 +33,12 @@ def template(text: str) -> str:
     return out
 
 
+def digest(template_text: str) -> str:
+    return hashlib.sha1(template_text.encode()).hexdigest()[:12]
+
+
 def fingerprint(text: str) -> str:
-    return hashlib.sha1(template(text).encode()).hexdigest()[:12]
+    return digest(template(text))
 
 
 def regex_of(template_text: str) -> str:

@@ -50,9 +50,11 @@ class Matcher:
         self.regex_signals: list[tuple[str, CompiledSignal]] = []
         self.fuzzy_signals: list[tuple[str, CompiledSignal]] = []
         self.compiled: dict[str, Any] = {}  # each signal's own regex, compiled on its first candidate line
+        self.by_pattern: dict[str, list[tuple[str, CompiledSignal]]] = defaultdict(list)
         for rule, sig in kb.signals():
             if sig.regex is not None:
                 self.regex_signals.append((rule.id, sig))
+                self.by_pattern[sig.regex].append((rule.id, sig))
             else:
                 self.fuzzy_signals.append((rule.id, sig))
         self.filter = LineFilter(
@@ -95,10 +97,12 @@ class Matcher:
     def _match_regexes(
         self, lineno: int, kind: str, text: str, position: tuple[int, int], candidates: set[str] | None
     ) -> None:
-        for rule_id, sig in self.regex_signals:
+        # the prefilter names the patterns that may match; without it, every signal is tried
+        signals = self.regex_signals if candidates is None else [
+            pair for pattern in candidates for pair in self.by_pattern.get(pattern, ())
+        ]
+        for rule_id, sig in signals:
             assert sig.regex is not None
-            if candidates is not None and sig.regex not in candidates:
-                continue
             if sig.kinds is not None and kind not in sig.kinds:
                 continue
             if self.counts[id(sig)] >= MAX_HITS_PER_SIGNAL:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnose.kb.compiled import KnowledgeBase
+from diagnose.model import walk
 
 HEALTHY = "(healthy)"
 NOTHING = "(nothing)"
@@ -66,7 +67,7 @@ def run_case(case: Case, kb: KnowledgeBase) -> CaseResult:
 
     diagnosis = api.diagnose(case.artifacts(), kb=kb)
     ranked = [f.rule_id for f in diagnosis.findings]
-    every = set(ranked) | {s.rule_id for f in diagnosis.findings for s in _walk(f.symptoms)}
+    every = {f.rule_id for f in walk(diagnosis.findings)}
     result = CaseResult(case, ranked, confidence=diagnosis.findings[0].confidence if diagnosis.findings else None)
     result.scored = [(f.rule_id, f.confidence) for f in diagnosis.findings]
     exp = case.expected
@@ -79,7 +80,7 @@ def run_case(case: Case, kb: KnowledgeBase) -> CaseResult:
     else:
         result.problems.append("expected.yaml has neither `first` nor `healthy: true`")
     if exp.get("symptoms") and diagnosis.findings:
-        folded = {s.rule_id for s in _walk(diagnosis.findings[0].symptoms)}
+        folded = {s.rule_id for s in walk(diagnosis.findings[0].symptoms)}
         missing = sorted(set(exp["symptoms"]) - folded)
         if missing:
             result.problems.append(f"expected {', '.join(missing)} folded under {ranked[0]}")
@@ -88,13 +89,6 @@ def run_case(case: Case, kb: KnowledgeBase) -> CaseResult:
             result.problems.append(f"{absent} must not be reported")
     return result
 
-
-def _walk(findings: list[Any]) -> list[Any]:
-    out = []
-    for f in findings:
-        out.append(f)
-        out.extend(_walk(f.symptoms))
-    return out
 
 
 def example_problems(kb: KnowledgeBase) -> list[str]:

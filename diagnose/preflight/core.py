@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from diagnose.errors import DiagnoseError
-from diagnose.model import Diagnosis, Finding, Skipped
+from diagnose.model import Diagnosis, Finding, Skipped, walk
 
 if TYPE_CHECKING:
     from diagnose.kb.compiled import KnowledgeBase
@@ -80,7 +80,7 @@ def _plan(env, kb, out, plan: str | None, report: str | None, resolve: bool, pyt
 
 def _merge(predicted: list[Finding], found: list[Finding]) -> list[Finding]:
     """Findings the KB made of the inputs themselves join the predictions; one finding per rule."""
-    by_id = {f.rule_id: f for f in _walk(predicted)}
+    by_id = {f.rule_id: f for f in walk(predicted)}
     merged = list(predicted)
     for finding in found:
         same = by_id.get(finding.rule_id)
@@ -95,8 +95,3 @@ def _merge(predicted: list[Finding], found: list[Finding]) -> list[Finding]:
         finding.rank = rank
     return merged
 
-
-def _walk(findings: list[Finding]):  # type: ignore[no-untyped-def]
-    for f in findings:
-        yield f
-        yield from _walk(f.symptoms)
