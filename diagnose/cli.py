@@ -65,9 +65,8 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
         sys.stderr.write("\r\x1b[K")
     opts: dict[str, Any] = {}
     if fmt == "text":
-        to_tty = output is None and sys.stdout.isatty()
         opts = {
-            "colour": color == "always" or (color == "auto" and to_tty and not os.environ.get("NO_COLOR")),
+            "colour": _colour(color, output),
             "explain": explain,
             "top": top,
         }
@@ -83,6 +82,12 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
     _write(text, output)
     code = EXIT_FOUND if diagnosis.findings and not exit_zero else EXIT_CLEAN
     sys.exit(code)
+
+
+def _colour(choice: str, output: str | None) -> bool:
+    """--color auto: only on a terminal (not into --output), and never when NO_COLOR is set."""
+    to_tty = output is None and sys.stdout.isatty()
+    return choice == "always" or (choice == "auto" and to_tty and not os.environ.get("NO_COLOR"))
 
 
 def _progress_bar():  # type: ignore[no-untyped-def]
@@ -234,8 +239,7 @@ def preflight_cmd(ctx: click.Context, inputs: tuple[str, ...], python: str | Non
         diagnosis.drop_explanations()
     opts: dict[str, Any] = {}
     if fmt == "text":
-        to_tty = output is None and sys.stdout.isatty()
-        opts = {"colour": color == "always" or (color == "auto" and to_tty and not os.environ.get("NO_COLOR")),
+        opts = {"colour": _colour(color, output),
                 "explain": explain, "predicted": True}
     if redact or (redact is None and fmt == "slack"):
         from diagnose.redact import redact_diagnosis
@@ -267,12 +271,7 @@ def verify_cmd(names: tuple[str, ...], python: str | None, timeout: float, fmt: 
 
     kb = api.load_kb(extra_rules)
     report = run_verify(list(names), kb=kb, python=python, timeout=timeout)
-    if fmt == "json":
-        text = render_json(report)
-    else:
-        to_tty = output is None and sys.stdout.isatty()
-        text = render_text(report, colour=color == "always" or (color == "auto" and to_tty and not os.environ.get("NO_COLOR")))
-    _write(text, output)
+    _write(render_json(report) if fmt == "json" else render_text(report, colour=_colour(color, output)), output)
     sys.exit(EXIT_CLEAN if report.passed else EXIT_FOUND)
 
 
