@@ -52,7 +52,6 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
             explain: bool, color: str, no_cache: bool, exit_zero: bool, redact: bool | None) -> None:
     """Diagnose INPUT files, directories and bundles ('-' or a pipe is stdin)."""
     from diagnose import api
-    from diagnose.render import RENDERERS
 
     paths = list(inputs)
     if not paths:
@@ -63,13 +62,17 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
     diagnosis = api.diagnose(paths, kb=kb, progress=_progress_bar() if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
+    _emit(diagnosis, fmt, output, color, explain, redact, exit_zero, top=top)
+
+
+def _emit(diagnosis: Any, fmt: str, output: str | None, color: str, explain: bool, redact: bool | None,
+          exit_zero: bool, top: int | None = None, predicted: bool = False) -> None:
+    """Render a diagnosis (or a preflight) in `fmt`, write it, and exit with the promised code."""
+    from diagnose.render import RENDERERS
+
     opts: dict[str, Any] = {}
     if fmt == "text":
-        opts = {
-            "colour": _colour(color, output),
-            "explain": explain,
-            "top": top,
-        }
+        opts = {"colour": _colour(color, output), "explain": explain, "top": top, "predicted": predicted}
     elif top:
         diagnosis.findings = diagnosis.findings[:top]
     if not explain:
@@ -78,10 +81,8 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
         from diagnose.redact import redact_diagnosis
 
         diagnosis = redact_diagnosis(diagnosis)
-    text = RENDERERS[fmt](diagnosis, **opts)
-    _write(text, output)
-    code = EXIT_FOUND if diagnosis.findings and not exit_zero else EXIT_CLEAN
-    sys.exit(code)
+    _write(RENDERERS[fmt](diagnosis, **opts), output)
+    sys.exit(EXIT_FOUND if diagnosis.findings and not exit_zero else EXIT_CLEAN)
 
 
 def _colour(choice: str, output: str | None) -> bool:
@@ -229,24 +230,12 @@ def preflight_cmd(ctx: click.Context, inputs: tuple[str, ...], python: str | Non
     """
     from diagnose import api
     from diagnose.preflight.core import preflight
-    from diagnose.render import RENDERERS
 
     launch = ctx.meta.get("launch") or launch_text
     kb = api.load_kb(extra_rules)
     diagnosis = preflight(list(inputs), kb=kb, python=python, model=model, launch=launch, plan=plan,
                           plan_report=plan_report, resolve=resolve, nvml=nvml)
-    if not explain:
-        diagnosis.drop_explanations()
-    opts: dict[str, Any] = {}
-    if fmt == "text":
-        opts = {"colour": _colour(color, output),
-                "explain": explain, "predicted": True}
-    if redact or (redact is None and fmt == "slack"):
-        from diagnose.redact import redact_diagnosis
-
-        diagnosis = redact_diagnosis(diagnosis)
-    _write(RENDERERS[fmt](diagnosis, **opts), output)
-    sys.exit(EXIT_FOUND if diagnosis.findings and not exit_zero else EXIT_CLEAN)
+    _emit(diagnosis, fmt, output, color, explain, redact, exit_zero, predicted=True)
 
 
 @cli.command("verify")
