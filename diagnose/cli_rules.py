@@ -48,14 +48,25 @@ def rules_show(rule_id: str) -> None:
 
 @rules_cmd.command("lint")
 @click.option("--rules", "extra_rules", multiple=True, type=click.Path(file_okay=False, exists=True))
-def rules_lint(extra_rules: tuple[str, ...]) -> None:
-    """Check every rule: schema, regex safety, examples, explains targets and cycles."""
+@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, exists=True),
+              help="Also diagnose these fixtures and flag rival findings (default: the checkout's fixtures/).")
+@click.option("--no-fixtures", is_flag=True, help="Skip the fixture check (faster).")
+def rules_lint(extra_rules: tuple[str, ...], fixtures_dir: str | None, no_fixtures: bool) -> None:
+    """Check every rule: schema, regex safety, examples, explains targets and cycles, near-miss
+    examples other rules match, and rival findings on fixtures."""
     from pathlib import Path
 
     from diagnose.kb import lint, loader
 
     dirs = [loader.default_rules_dir(), *(Path(p) for p in extra_rules)]
     issues = lint.lint(dirs)
+    default_fixtures = dirs[0].parent / "fixtures"
+    fixtures = Path(fixtures_dir) if fixtures_dir else (default_fixtures if default_fixtures.is_dir() else None)
+    if fixtures is not None and not no_fixtures and not any(i.severity == "error" for i in issues):
+        from diagnose import api
+        from diagnose.kb.lint_cross import rival_findings
+
+        issues.extend(rival_findings(fixtures, api.load_kb(extra_rules)))
     for issue in issues:
         click.echo(str(issue))
     n = len(loader.rule_paths(dirs))

@@ -18,4 +18,8 @@ class InputError(DiagnoseError):
 
 
 class RuleError(DiagnoseError):
-    """A rule file is invalid; the message starts with `file:line`."""
+    """A rule file is invalid; the message starts with `file:line`. `problems` lists every one."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message]

@@ -106,3 +106,60 @@ def test_regexes_are_fast_on_a_long_line(kb):
         for sig in rule.signals:
             if sig.regex:
                 regex.compile(sig.regex).search(long_line, timeout=1.0)
+
+
+def test_lint_reports_every_schema_error_of_a_file(tmp_path: Path):
+    bad = tmp_path / "python-env"
+    bad.mkdir()
+    (bad / "oops.yaml").write_text(
+        "id: oops\ntitle: A rule with three typos\ncategory: python-env\nseverity: hihg\n"
+        "summary: x is broken here\ndescription: a long enough description here\nsignalz: []\n"
+        "fix:\n  - step: do it\n    rnu: echo\n"
+    )
+    issues = [i for i in lint.lint([tmp_path]) if str(bad / "oops.yaml") in str(i.where)]
+    text = "\n".join(map(str, issues))
+    assert "severity" in text and "signalz" in text and "rnu" in text, text
+    assert "more" not in text
+
+
+def _two_rules(tmp_path: Path, a_no_match: str, b_match: list[str]) -> Path:
+    cat = tmp_path / "server"
+    cat.mkdir(parents=True)
+    body = (
+        "title: A test rule here\ncategory: server\nseverity: low\nsummary: a test rule\n"
+        "description: a rule that exists for a lint test\n"
+        "signals:\n  - {{id: s, regex: '{sig}', weight: 0.5}}\n"
+        "fix:\n  - step: do the thing to fix it\nverify:\n  - run: nvidia-smi\n"
+        "verified_by:\n  - url: https://example.org/x\nexamples:\n  match: {match}\n  no_match: ['{no}']\n"
+    )
+    (cat / "aa.yaml").write_text("id: aa\n" + body.format(sig="alpha port", match="['alpha port']", no=a_no_match))
+    (cat / "bb.yaml").write_text("id: bb\n" + body.format(sig="beta port", match=b_match, no="zzz"))
+    return tmp_path
+
+
+def test_lint_flags_a_near_miss_another_rule_matches_without_claiming_it(tmp_path: Path):
+    rules = _two_rules(tmp_path, "the beta port is busy", ["beta port"])
+    text = "\n".join(map(str, lint.lint([rules])))
+    assert "no_match example is matched by rule bb" in text
+
+
+def test_lint_accepts_a_near_miss_its_owner_claims(tmp_path: Path):
+    rules = _two_rules(tmp_path, "the beta port is busy", ["beta port", "the beta port is busy"])
+    assert "no_match example is matched" not in "\n".join(map(str, lint.lint([rules])))
+
+
+def test_lint_flags_rival_findings_on_a_fixture(tmp_path: Path):
+    from diagnose.kb import compiled
+    from diagnose.kb.lint_cross import rival_findings
+
+    rules = _two_rules(tmp_path / "rules", "zzz", ["beta port"])
+    case = tmp_path / "fixtures" / "aa--x"
+    case.mkdir(parents=True)
+    (case / "run.log").write_text("error: alpha port taken\nerror: beta port taken\n")
+    (case / "expected.yaml").write_text("source: reproduction\nhow: test\nfirst: aa\n")
+    kb = compiled.build([rules])
+    issues = rival_findings(tmp_path / "fixtures", kb)
+    assert any("aa and bb are both reported" in i.message or "bb and aa are both reported" in i.message
+               for i in issues), issues
+    (case / "expected.yaml").write_text("source: reproduction\nhow: test\nfirst: aa\nalso: [bb]\n")
+    assert not rival_findings(tmp_path / "fixtures", kb)

@@ -3,7 +3,8 @@
 Checks: the strict schema (ids, file stem == id, folder == category, fixes with verified_by),
 duplicate ids, regexes that do not compile or backtrack catastrophically (each is tried against
 adversarial input under a time limit), examples that do not behave, `explains` targets that do
-not exist or form a cycle, verify commands that are not read-only.
+not exist or form a cycle, verify commands that are not read-only; across rules (lint_cross.py),
+near-miss examples another rule matches without claiming them, and rival findings on a fixture.
 """
 
 from __future__ import annotations
@@ -125,8 +126,9 @@ def lint(dirs: list[Path]) -> list[Issue]:
             rule_file = loader.read_yaml(path)
             rule = loader.validate_rule(rule_file)
         except RuleError as exc:
-            where, _, message = str(exc).partition(": ")
-            issues.append(Issue(where, message))
+            for problem in exc.problems:
+                where, _, message = problem.partition(": ")
+                issues.append(Issue(where, message))
             continue
         if rule.id in rules:
             issues.append(Issue(f"{path}:1", f"duplicate rule id {rule.id!r} (also {rules[rule.id][1].path})"))
@@ -139,6 +141,9 @@ def lint(dirs: list[Path]) -> list[Issue]:
                 where = f"{rule_file.path}:{loader.line_of(rule_file.root, ['explains', i])}"
                 issues.append(Issue(where, f"explains {target!r}, which is not a rule"))
     issues.extend(_cycles(rules))
+    from diagnose.kb.lint_cross import unowned_near_misses
+
+    issues.extend(unowned_near_misses(rules))
     for path in loader.compat_paths(dirs):
         try:
             data = loader.read_yaml(path).data

@@ -81,12 +81,9 @@ def validate_rule(rule_file: RuleFile) -> Any:
     try:
         rule = Rule.model_validate(rule_file.data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = [part for part in err["loc"] if not (isinstance(part, str) and "[" in part)]
-        line = line_of(rule_file.root, loc)
-        where = ".".join(str(p) for p in err["loc"]) or "(top)"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise RuleError(f"{rule_file.path}:{line}: {where}: {err['msg']}{more}") from None
+        problems = schema_problems(rule_file, exc)
+        more = f" (and {len(problems) - 1} more: `diagnose rules lint` lists them)" if len(problems) > 1 else ""
+        raise RuleError(problems[0] + more, problems) from None
     stem = rule_file.path.stem
     if rule.id != stem:
         line = line_of(rule_file.root, ["id"])
@@ -98,6 +95,17 @@ def validate_rule(rule_file: RuleFile) -> Any:
             f"{rule_file.path}:{line}: category {rule.category!r} differs from its folder {folder!r}"
         )
     return rule
+
+
+def schema_problems(rule_file: RuleFile, exc: Any) -> list[str]:
+    """Every schema error of one rule file, each as `file:line: field: message`."""
+    out = []
+    for err in exc.errors():
+        loc = [part for part in err["loc"] if not (isinstance(part, str) and "[" in part)]
+        line = line_of(rule_file.root, loc)
+        where = ".".join(str(p) for p in err["loc"]) or "(top)"
+        out.append(f"{rule_file.path}:{line}: {where}: {err['msg']}")
+    return out
 
 
 def line_of(node: Any, loc: list[Any]) -> int:
