@@ -116,3 +116,21 @@ def test_multi_rank_evidence_names_its_ranks_and_the_earliest(kb):
     d = api.diagnose([str(p) for p in case.iterdir() if p.name != "expected.yaml"], kb=kb)
     reasons = " ".join(d.findings[0].reasons)
     assert "ranks in the evidence: 0, 1; the earliest is rank 0 (line 142 of" in reasons
+
+
+def test_a_generic_line_alone_does_not_name_a_rare_cause(kb):
+    # the line torch prints for every failed cuInit: nvidia-uvm-hmm is one of its causes, not the only one
+    line = "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.\n"
+    diagnosis = api.diagnose_texts([("paste", line)], kb=kb)
+    assert diagnosis.findings[0].rule_id == "no-gpu-visible"
+    uvm = next(f for f in diagnosis.findings if f.rule_id == "nvidia-uvm-hmm")
+    assert uvm.confidence < diagnosis.findings[0].confidence
+    assert any("only evidence is the line" in r for r in uvm.reasons)
+
+
+def test_a_phb_topology_where_nothing_failed_is_not_a_finding(kb):
+    # bare-metal EPYC host, two GPUs PHB apart (fixtures/near-miss--vfio-p2p-disabled--aikitoria-13), no P2P table
+    topo = (FIXTURES / "near-miss--vfio-p2p-disabled--aikitoria-13" / "topo.txt").read_text().splitlines()[:7]
+    diagnosis = api.diagnose_texts([("topo.txt", "\n".join(topo) + "\n")], kb=kb)
+    assert diagnosis.facts.topology, "the topology was read"
+    assert not diagnosis.findings

@@ -21,6 +21,8 @@ CORROBORATE = 0.5
 CONTRADICT = 0.6
 FIXED_IN_KEEPS = 0.35
 SYMPTOM_SUPPORT = 0.3
+SPECIFIC_LINE = 0.7  # a line matched at this weight names its cause by itself
+UNSUPPORTED_CAUSE = 0.8  # a cause seen only on its symptom's line stays below the symptom
 MAX_EVIDENCE = 8
 MAX_CONFIDENCE = 0.99  # evidence is never certainty; and 0.999 would print as 1.00
 
@@ -202,12 +204,25 @@ def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[F
         if explained_by.get(cause_id) == symptom_id:
             weaker = symptom_id if reported[symptom_id].confidence <= reported[cause_id].confidence else cause_id
             explained_by.pop(weaker, None)
+    unsupported = {s: c for s, c in explained_by.items() if not _stands_apart(reported[c], reported[s])}
+    for symptom_id, cause_id in unsupported.items():
+        # the cause's only evidence is the generic symptom's own line: it is a possible cause, not an
+        # established one, and the symptom leads
+        del explained_by[symptom_id]
+        cause, symptom = reported[cause_id], reported[symptom_id]
+        cause.confidence = min(cause.confidence, UNSUPPORTED_CAUSE * symptom.confidence)
+        cause.reasons.append(
+            f"- its only evidence is the line that shows the generic {symptom_id}; nothing else (no other line, "
+            f"no fact) points at this cause"
+        )
     findings = {rid: to_finding(c, facts) for rid, c in reported.items()}
     for symptom_id, cause_id in explained_by.items():
         cause = reported[cause_id]
         symptom = findings[symptom_id]
-        cause.confidence = combine([cause.confidence, SYMPTOM_SUPPORT * symptom.confidence])
-        findings[cause_id].confidence = round(min(cause.confidence, MAX_CONFIDENCE), 3)
+        if _own_lines(reported[symptom_id]) - _own_lines(cause):
+            # a symptom line the cause did not match itself is independent support; the same line is not
+            cause.confidence = combine([cause.confidence, SYMPTOM_SUPPORT * symptom.confidence])
+            findings[cause_id].confidence = round(min(cause.confidence, MAX_CONFIDENCE), 3)
         findings[cause_id].reasons.append(f"+ its symptom {symptom_id} was seen")
     for symptom_id, cause_id in sorted(explained_by.items(), key=lambda kv: findings[kv[0]].first_position):
         findings[cause_id].symptoms.append(findings[symptom_id])
@@ -216,6 +231,18 @@ def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[F
     for i, finding in enumerate(top, 1):
         finding.rank = i
     return top
+
+
+def _own_lines(candidate: Candidate) -> set[tuple[str, int]]:
+    return {(e.source, e.line) for e in candidate.evidence if e.kind != "facts"}
+
+
+def _stands_apart(cause: Candidate, symptom: Candidate) -> bool:
+    """Has the cause evidence of its own beyond the symptom's lines (another line, a fact), or is the
+    shared line itself specific to the cause (a weight for lines only this cause prints)?"""
+    if cause.confidence >= SPECIFIC_LINE or _own_lines(cause) - _own_lines(symptom):
+        return True
+    return any(r.startswith("+ ") for r in cause.reasons) or any(e.kind == "facts" for e in cause.evidence)
 
 
 def _explained(rule_id: str, kb: KnowledgeBase, seen: set[str]) -> list[str]:
