@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from diagnose.artifacts import prefilter, reader, sniff
+from diagnose.artifacts.pip import canonical
 from diagnose.engine import fingerprint, rank
 from diagnose.engine.match import ErrorLine, Matcher
 from diagnose.errors import InputError
@@ -16,6 +17,9 @@ from diagnose.kb.compiled import KnowledgeBase
 from diagnose.model import Diagnosis, Evidence, Facts, Skipped, walk
 
 MAX_UNMATCHED = 5
+# import names whose distribution is named otherwise (the rest: canonical(import name))
+IMPORT_TO_DIST = {"flashinfer": "flashinfer-python", "cv2": "opencv-python", "yaml": "pyyaml", "PIL": "pillow",
+                  "sklearn": "scikit-learn", "google": "protobuf", "vllm_flash_attn": "vllm"}
 
 
 def load_kb(extra_rules: Iterable[str | Path] = (), use_cache: bool = True) -> KnowledgeBase:
@@ -82,14 +86,20 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
                       (matcher.source_index, tb.exception_line), True)
             for tb in result.tracebacks if tb.exception_line and tb.exception
         )
-        facts.merge(result.facts)
+        if "." in result.facts.foreign_sources:  # a collect manifest: its bundle's package lists are foreign
+            folder = source.name.rsplit("/", 1)[0] + "/" if "/" in source.name else source.name
+            result.facts.foreign_sources = [folder if s == "." else s for s in result.facts.foreign_sources]
+        facts.merge(result.facts, source.name)
         diagnosis.inputs.extend(result.segments)
     if not read_any:
         raise InputError(_nothing_readable(diagnosis))
+    for module, where in matcher.seen_packages.items():
+        facts.seen_packages.setdefault(canonical(IMPORT_TO_DIST.get(module, module)), where)
     _complete_facts(facts, kb)
     diagnosis.facts = facts
     candidates, diagnosis.rejected = rank.assess_all(matcher.hits, facts, kb)
     diagnosis.findings = rank.rank(candidates, facts, kb)
+    diagnosis.set_aside = rank.set_aside(diagnosis.rejected, diagnosis.findings)
     diagnosis.unmatched_errors = _unmatched(exceptions, matcher, diagnosis)
     for note in sorted(set(matcher.timeouts)):
         diagnosis.skipped.append(Skipped("regex", note))

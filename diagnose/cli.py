@@ -155,9 +155,10 @@ def serve_cmd(host: str, port: int, insecure_no_auth: bool, redact: bool, max_bo
 @cli.command("collect")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
               help="Bundle path (default: diagnose-bundle-HOST-TIME.tar.gz).")
-@click.option("--python", "python", default=sys.executable, show_default="this Python",
+@click.option("--python", "python", default=None, show_default="the server's: a running vllm/sglang process, "
+              "their entry points on PATH, a python3 with torch, else this Python",
               help="The Python of the server's environment, for its packages and collect_env.")
-def collect_cmd(output: str | None, python: str) -> None:
+def collect_cmd(output: str | None, python: str | None) -> None:
     """Gather this GPU host's artifacts (NVML, nvidia-smi, dmesg, packages, env) into a bundle."""
     import socket
     import time
@@ -175,7 +176,14 @@ def collect_cmd(output: str | None, python: str) -> None:
             sys.stderr.write(f"\r\x1b[Kcollecting [{count['n']}] {label[:70]}")
             sys.stderr.flush()
 
-    collector = Collector(python=python, progress=progress)
+    if python:
+        how = "--python"
+    else:
+        from diagnose.collect import interpreter
+
+        python, how = interpreter.find()
+    click.echo(f"packages of {python} ({how.split(' (')[0]})", err=True)
+    collector = Collector(python=python, python_source=how, progress=progress)
     collector.run_all()
     collector.write(path)
     if tty:

@@ -104,11 +104,23 @@ class Facts:
     nvlink: dict[str, dict[str, str]] = field(default_factory=dict)
     model_types: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    # provenance: where each installed version was read (an artifact's source name), distributions a
+    # log shows running from site-packages (direct evidence that they are installed), and the sources
+    # whose package lists are of another environment than the server's (a collect bundle of its own
+    # interpreter)
+    package_sources: dict[str, str] = field(default_factory=dict)
+    seen_packages: dict[str, str] = field(default_factory=dict)
+    foreign_sources: list[str] = field(default_factory=list)
 
-    def merge(self, other: Facts) -> None:
+    def merge(self, other: Facts, source: str | None = None) -> None:
         """Fold another artifact's facts into these; the first known value of a scalar wins."""
         for name, version in other.packages.items():
+            if name not in self.packages and source:
+                self.package_sources[name] = other.package_sources.get(name, source)
             self.packages.setdefault(name, version)
+        for name, where in other.seen_packages.items():
+            self.seen_packages.setdefault(name, where)
+        self.foreign_sources.extend(s for s in other.foreign_sources if s not in self.foreign_sources)
         for gpu in other.gpus:
             same = next((g for g in self.gpus if g.same_device(gpu)), None)
             if same is None:
@@ -133,6 +145,10 @@ class Facts:
         self.model_types.extend(m for m in other.model_types if m not in self.model_types)
         for name, value in other.env.items():
             self.env.setdefault(name, value)
+
+    def is_foreign(self, source: str | None) -> bool:
+        """Was this artifact's package list taken from another environment than the server's?"""
+        return source is not None and any(source.startswith(prefix) for prefix in self.foreign_sources)
 
     def compute_capabilities(self) -> list[str]:
         return [g.compute_capability for g in self.gpus if g.compute_capability]
@@ -186,6 +202,8 @@ class Diagnosis:
     findings: list[Finding] = field(default_factory=list)
     unmatched_errors: list[Evidence] = field(default_factory=list)
     rejected: list[RuleVerdict] = field(default_factory=list)
+    # strong evidence a fact set aside (shown by default, not only with --explain)
+    set_aside: list[RuleVerdict] = field(default_factory=list)
     schema_version: str = SCHEMA_VERSION
 
     def drop_explanations(self) -> None:

@@ -192,9 +192,15 @@ def parse_json_doc(text: str) -> tuple[Facts, list[str]] | None:
         notes = [
             f"collect could not read {i['name']} ({i['source']}): {i.get('reason') or i['status']}"
             for i in data.get("items", [])
-            if i.get("status") != "ok"
+            if isinstance(i, dict) and i.get("status") != "ok"
         ]
-        return Facts(), notes
+        facts = Facts()
+        if data.get("python_source") == "collector":
+            # packages of diagnose's own interpreter, not necessarily the server's: "." is this bundle
+            facts.foreign_sources.append(".")
+            notes.append(f"the packages in this bundle are of the collector's own interpreter ({data.get('python')}), "
+                         "which may not be the server's: run `diagnose collect --python <the server's python>`")
+        return facts, notes
     if "model_type" in data:
         return Facts(model_types=[str(data["model_type"])]), []
     return None

@@ -50,6 +50,7 @@ class Item:
 @dataclass
 class Collector:
     python: str = sys.executable
+    python_source: str = "--python"  # how `python` was chosen (collect/interpreter.py)
     progress: Callable[[str], None] | None = None
     items: list[Item] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)
@@ -128,6 +129,7 @@ class Collector:
             "diagnose_version": __version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "python": self.python,
+            "python_source": self.python_source,
             "platform": platform.platform(),
             "items": [asdict(i) for i in self.items],
         }

@@ -47,6 +47,9 @@ def evaluate(
     if subject == "package":
         installed = facts.packages.get(value)
         if "installed" in cond:
+            ran_from = facts.seen_packages.get(value)
+            if installed is None and ran_from:
+                return cond["installed"], f"{value} runs from site-packages in the log ({ran_from})", {}
             if not facts.packages:
                 return None, f"installed packages unknown ({value})", {}
             holds = (installed is not None) == cond["installed"]
@@ -112,3 +115,14 @@ def evaluate(
             return None, "GPU count unknown", {}
         return satisfies(str(len(facts.gpus)), value), f"{len(facts.gpus)} GPU(s)", {}
     return None, f"unknown subject {subject}", {}
+
+
+def foreign_source(cond: dict[str, Any], facts: Facts) -> str | None:
+    """The artifact a package fact came from, when it lists another environment than the server's."""
+    if "package" not in cond:
+        return None
+    source = facts.package_sources.get(cond["package"])
+    if source is None and facts.package_sources:  # "not installed": every package list that was read
+        sources = set(facts.package_sources.values())
+        return next(iter(sorted(sources))) if all(facts.is_foreign(s) for s in sources) else None
+    return source if facts.is_foreign(source) else None

@@ -19,6 +19,8 @@ from diagnose.kb.compiled import CompiledSignal, KnowledgeBase, cache_dir
 from diagnose.model import Evidence
 
 REGEX_TIMEOUT = 0.25  # seconds for one search of one line; lint keeps regexes far below it
+FRAME_PACKAGE = regex.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][A-Za-z0-9_]*)[/\\]")
+MAX_SEEN_PACKAGES = 200
 FUZZY_MAX_LINE = 600
 MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
@@ -67,6 +69,7 @@ class Matcher:
         self.timeouts: list[str] = []
         self.source_index = 0
         self.source = ""
+        self.seen_packages: dict[str, str] = {}  # import name -> where a traceback frame ran from it
 
     def start_source(self, name: str) -> None:
         self.source = name
@@ -83,9 +86,18 @@ class Matcher:
         candidates, errorish = hint if hint is not None else self.filter.classify(text)
         if candidates is None or candidates:
             self._match_regexes(lineno, kind, text, position, candidates)
+        if kind == "traceback" and "-packages/" in text:
+            self._frame_package(lineno, text)
         exception = kind == "traceback" and pylog.is_exception_line(text)
         if exception or errorish:
             self._error_line(lineno, kind, text, position, exception)
+
+    def _frame_package(self, lineno: int, text: str) -> None:
+        """A frame `File ".../site-packages/torchvision/ops.py"` shows torchvision is installed where
+        the failing process ran: direct evidence, whatever a package list from elsewhere says."""
+        m = FRAME_PACKAGE.search(text)
+        if m and len(self.seen_packages) < MAX_SEEN_PACKAGES:
+            self.seen_packages.setdefault(m[1], f"line {lineno} of {self.source}: {text.strip()[:160]}")
 
     def _search(self, pattern: Any, text: str, what: str) -> Any:
         try:

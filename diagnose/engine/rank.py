@@ -24,6 +24,8 @@ SYMPTOM_SUPPORT = 0.3
 SPECIFIC_LINE = 0.7  # a line matched at this weight names its cause by itself
 UNSUPPORTED_CAUSE = 0.8  # a cause seen only on its symptom's line stays below the symptom
 MAX_EVIDENCE = 8
+FOREIGN_CONTRADICT = 0.4  # a contradiction from another environment's package list
+SET_ASIDE_AT = 0.6  # evidence this strong, set aside by a fact, is shown without --explain
 MAX_CONFIDENCE = 0.99  # evidence is never certainty; and 0.999 would print as 1.00
 
 
@@ -72,14 +74,20 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
     matched = sorted(best)
     if not weights:
         return None
+    softened = []
     for cond, holds, detail in outcomes:
         effect = cond["effect"]
         if effect == "require" and holds is not True:
             why = "unknown" if holds is None else "does not hold"
             return RuleVerdict(rule.id, round(combine(weights), 3), f"required fact {why}: {detail}", matched)
         if effect == "require-if-known" and holds is False:
-            return RuleVerdict(rule.id, round(combine(weights), 3), f"contradicted by a fact: {detail}", matched)
-    confidence = combine(weights)
+            foreign = conditions.foreign_source(cond, facts)
+            if foreign is None:
+                return RuleVerdict(rule.id, round(combine(weights), 3), f"contradicted by a fact: {detail}", matched)
+            softened.append(f"- {detail} per {foreign}, a package list of another environment than the server's: "
+                            "it lowers the confidence instead of ruling this out")
+    confidence = combine(weights) * (1 - FOREIGN_CONTRADICT) ** len(softened)
+    reasons.extend(softened)
     for cond, holds, detail in outcomes:
         note = cond.get("note") or detail
         if cond["effect"] == "corroborate" and holds:
@@ -209,9 +217,9 @@ def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[F
         # the cause's only evidence is the generic symptom's own line: it is a possible cause, not an
         # established one, and the symptom leads
         del explained_by[symptom_id]
-        cause, symptom = reported[cause_id], reported[symptom_id]
-        cause.confidence = min(cause.confidence, UNSUPPORTED_CAUSE * symptom.confidence)
-        cause.reasons.append(
+        weak, generic = reported[cause_id], reported[symptom_id]
+        weak.confidence = min(weak.confidence, UNSUPPORTED_CAUSE * generic.confidence)
+        weak.reasons.append(
             f"- its only evidence is the line that shows the generic {symptom_id}; nothing else (no other line, "
             f"no fact) points at this cause"
         )
@@ -277,3 +285,14 @@ def assess_all(hits: dict[str, list[Hit]], facts: Facts, kb: KnowledgeBase) -> t
             rejected.append(outcome)
     rejected.extend(verdicts_below(candidates))
     return candidates, rejected
+
+
+def set_aside(rejected: list[RuleVerdict], findings: list[Finding]) -> list[RuleVerdict]:
+    """Rules whose line evidence alone was strong but that a fact ruled out: the user should see
+    that, and why, without --explain (a wrong fact must not silently hide the right cause)."""
+    reported = {f.rule_id for f in findings}
+    return sorted(
+        (v for v in rejected if v.confidence >= SET_ASIDE_AT and v.rule_id not in reported
+         and v.reason.startswith(("contradicted by a fact", "required fact does not hold"))),
+        key=lambda v: -v.confidence,
+    )

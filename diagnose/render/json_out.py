@@ -9,5 +9,7 @@ from diagnose.model import Diagnosis
 
 def render(diagnosis: Diagnosis) -> str:
     data = diagnosis.to_dict()
-    data.pop("rejected", None) if not data.get("rejected") else None
+    for key in ("rejected", "set_aside"):
+        if not data.get(key):
+            data.pop(key, None)
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

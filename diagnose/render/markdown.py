@@ -38,6 +38,7 @@ def render(diagnosis: Diagnosis, **_: object) -> str:
     for finding in diagnosis.findings:
         out += _finding(finding)
     out += _unmatched(diagnosis)
+    out += _set_aside(diagnosis)
     out += _near_misses(diagnosis)
     out += _action_items(diagnosis)
     out += _inputs(diagnosis)
@@ -155,6 +156,16 @@ def _unmatched(d: Diagnosis) -> list[str]:
              if not d.findings else "Other exceptions that no finding cites:")
     return ["## Errors no rule explains", "", intro, "",
             *fence([_where(e) + "  " + _cut(e.text, MAX_QUOTE) for e in d.unmatched_errors], "text"), ""]
+
+
+def _set_aside(d: Diagnosis) -> list[str]:
+    """Strong evidence that a fact ruled out: shown always, so a wrong fact cannot hide the cause."""
+    if not d.set_aside:
+        return []
+    out = ["## Set aside by a fact", "", "| Rule | Its lines alone | Ruled out because |", "| --- | --- | --- |"]
+    for v in d.set_aside:
+        out.append(f"| {code(v.rule_id, cell=True)} | {v.confidence:.2f} | {cell(v.reason)} |")
+    return [*out, ""]
 
 
 def _near_misses(d: Diagnosis) -> list[str]:

@@ -52,6 +52,11 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
         for e in diagnosis.unmatched_errors:
             fp = f"  {s(f'[fingerprint {e.fingerprint}]', '2')}" if e.fingerprint else ""
             out.append(f"  {s(f'{e.source}:{e.line}', '2')}  {e.text}{fp}")
+    if diagnosis.set_aside:
+        out.append("")
+        out.append(s("Set aside (strong evidence that a fact ruled out; check the fact):", "1"))
+        for v in diagnosis.set_aside:
+            out.append(f"  {v.rule_id} (its lines alone: {v.confidence:.2f}): {v.reason}")
     if explain and diagnosis.rejected:
         out.append("")
         out.append(s("Rules with some evidence that were not reported:", "1"))

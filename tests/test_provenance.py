@@ -1,0 +1,100 @@
+"""Facts have provenance: direct evidence in a log beats a package list from another environment."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+from conftest import FIXTURES
+
+from diagnose import api
+
+BUNDLE = FIXTURES / "healthy" / "collect-bundle-h200x1" / "bundle.tar.gz"
+TRACEBACK = FIXTURES / "torchvision-torch-mismatch--repro-torch2141-tv0280" / "traceback.log"
+
+
+def _bundle_without(tmp_path: Path, package: str, python_source: str | None) -> Path:
+    """The real H200 collect bundle, its pip list and collect_env without `package`, its manifest saying whose
+    interpreter was listed (as `diagnose collect` writes it now)."""
+    out = tmp_path / "bundle.tar.gz"
+    with tarfile.open(BUNDLE) as src, tarfile.open(out, "w:gz") as dst:
+        for member in src.getmembers():
+            data = src.extractfile(member).read()  # type: ignore[union-attr]
+            if member.name.endswith("pip-list.json"):
+                data = json.dumps([p for p in json.loads(data) if p["name"].lower() != package], indent=2).encode()
+            if member.name.endswith("collect-env.txt"):
+                data = b"\n".join(x for x in data.splitlines() if package.encode() not in x.lower())
+            if member.name.endswith("manifest.json") and python_source:
+                manifest = json.loads(data)
+                manifest["python_source"] = python_source
+                data = json.dumps(manifest, indent=2).encode()
+            member.size = len(data)
+            dst.addfile(member, io.BytesIO(data))
+    return out
+
+
+def test_a_frame_in_site_packages_is_direct_evidence_that_the_package_is_installed(kb, tmp_path):
+    bundle = _bundle_without(tmp_path, "torchvision", python_source=None)
+    diagnosis = api.diagnose([str(TRACEBACK), str(bundle)], kb=kb)
+    assert "torchvision" not in diagnosis.facts.packages
+    assert "torchvision" in diagnosis.facts.seen_packages
+    assert diagnosis.findings[0].rule_id == "torchvision-torch-mismatch"
+    assert diagnosis.findings[0].confidence >= 0.85
+
+
+def test_a_contradiction_from_another_environment_lowers_instead_of_vetoing(kb, tmp_path):
+    bundle = _bundle_without(tmp_path, "torchvision", python_source="collector")
+    # only the exception line: no frame shows where torchvision ran
+    line = "RuntimeError: operator torchvision::nms does not exist\n"
+    log = tmp_path / "crash.log"
+    log.write_text(line)
+    diagnosis = api.diagnose([str(log), str(bundle)], kb=kb)
+    first = diagnosis.findings[0]
+    assert first.rule_id == "torchvision-torch-mismatch"
+    assert 0.3 <= first.confidence < 0.9
+    assert any("another environment" in r for r in first.reasons)
+    assert any("collector's own interpreter" in n for i in diagnosis.inputs for n in i.notes)
+
+
+def test_a_contradiction_from_the_servers_own_package_list_still_vetoes_and_is_shown(kb, tmp_path):
+    bundle = _bundle_without(tmp_path, "torchvision", python_source="--python")
+    log = tmp_path / "crash.log"
+    log.write_text("RuntimeError: operator torchvision::nms does not exist\n")
+    diagnosis = api.diagnose([str(log), str(bundle)], kb=kb)
+    assert all(f.rule_id != "torchvision-torch-mismatch" for f in diagnosis.findings)
+    aside = [v for v in diagnosis.set_aside if v.rule_id == "torchvision-torch-mismatch"]
+    assert aside and "torchvision is not installed" in aside[0].reason
+    from diagnose.render import text
+
+    assert "Set aside" in text.render(diagnosis)
+
+
+def test_collect_finds_the_serving_interpreter_of_a_running_server(tmp_path):
+    from diagnose.collect import interpreter
+
+    python = tmp_path / "srv" / "bin" / "python3.12"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    pid = tmp_path / "proc" / "4242"
+    pid.mkdir(parents=True)
+    (pid / "cmdline").write_bytes(b"/srv/bin/python3.12\0-m\0vllm.entrypoints.openai.api_server\0--model\0x\0")
+    (pid / "exe").symlink_to(python)
+    found, how = interpreter.find(proc=tmp_path / "proc", path=str(tmp_path / "empty"))
+    assert found == str(python) and how.startswith("running-server (pid 4242")
+
+
+def test_collect_falls_back_to_an_entry_point_on_path_then_to_itself(tmp_path):
+    import sys
+
+    from diagnose.collect import interpreter
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    vllm = bin_dir / "vllm"
+    vllm.write_text(f"#!{sys.executable}\nimport sys\n")
+    vllm.chmod(0o755)
+    assert interpreter.find(proc=tmp_path / "noproc", path=str(bin_dir)) == (sys.executable, "path:vllm")
+    vllm.unlink()
+    assert interpreter.find(proc=tmp_path / "noproc", path=str(bin_dir)) == (sys.executable, "collector")
