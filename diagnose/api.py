@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 from diagnose.artifacts import prefilter, reader, sniff
 from diagnose.artifacts.pip import canonical
-from diagnose.engine import fingerprint, rank
+from diagnose.engine import fingerprint, rank, scope
 from diagnose.engine.match import ErrorLine, Matcher
 from diagnose.errors import InputError
 from diagnose.kb import compat, compiled
@@ -74,6 +74,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     read_any = False
     prefilter = _prefilter_factory(kb, use_prefilter)
     exceptions: list[ErrorLine] = []
+    cut: dict[int, int] = {}  # source index -> first line of the traceback the input ends inside
     for source in opened.sources:
         matcher.start_source(source.name)
         result = sniff.scan(source, matcher.feed, prefilter)
@@ -89,6 +90,8 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
         if "." in result.facts.foreign_sources:  # a collect manifest: its bundle's package lists are foreign
             folder = source.name.rsplit("/", 1)[0] + "/" if "/" in source.name else source.name
             result.facts.foreign_sources = [folder if s == "." else s for s in result.facts.foreign_sources]
+        if result.cut_at is not None:
+            cut[matcher.source_index] = result.cut_at
         facts.merge(result.facts, source.name)
         diagnosis.inputs.extend(result.segments)
     if not read_any:
@@ -97,10 +100,16 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
         facts.seen_packages.setdefault(canonical(IMPORT_TO_DIST.get(module, module)), where)
     _complete_facts(facts, kb)
     diagnosis.facts = facts
-    candidates, diagnosis.rejected = rank.assess_all(matcher.hits, facts, kb)
+    hits = scope.admit(matcher.hits, kb, cut)
+    candidates, diagnosis.rejected = rank.assess_all(hits, facts, kb)
+    scope.note_cut_evidence(candidates)
     diagnosis.findings = rank.rank(candidates, facts, kb)
+    from diagnose.engine import catalog_notes  # the Xid / CUDA error catalogues (rules/catalog/)
+
+    catalog_notes.annotate(diagnosis.findings, matcher.hits, kb)
     diagnosis.set_aside = rank.set_aside(diagnosis.rejected, diagnosis.findings)
     diagnosis.unmatched_errors = _unmatched(exceptions, matcher, diagnosis)
+    catalog_notes.annotate_unmatched(diagnosis.unmatched_errors, kb)
     for note in sorted(set(matcher.timeouts)):
         diagnosis.skipped.append(Skipped("regex", note))
     return diagnosis

@@ -33,15 +33,51 @@ class Traceback:
     chained: list[int] = field(default_factory=list)
 
 
+FRAME = regex.compile(r'File "[^"]+", line \d+')
+TAIL_AFTER_FRAME = 2  # nonblank lines after the last frame that still leave the traceback cut
+
+
 class TracebackTracker:
-    """Feed lines in order; `kind_of` tells whether a line belongs to a traceback."""
+    """Feed lines in order; `kind_of` tells whether a line belongs to a traceback.
+
+    It also follows the trailing run of frame lines (`File "...", line N, in f` and the code line
+    under each): when the input ends there, with no exception line, the excerpt was cut before the
+    decisive line, and `cut_at` says where the frames it does show begin."""
 
     def __init__(self) -> None:
         self.tracebacks: list[Traceback] = []
         self.current: Traceback | None = None
+        self._run_start: int | None = None  # first frame of the current run of frames
+        self._after_frame = 0  # nonblank lines since the last frame line
+        self._run_broken = False
+
+    @property
+    def cut_at(self) -> int | None:
+        """The first line of the frames the input ends inside, or None when it is not cut."""
+        if self.tracebacks and self.tracebacks[-1].exception_line is None and self.current is self.tracebacks[-1]:
+            return self.tracebacks[-1].start
+        if self._run_start is not None and not self._run_broken and self._after_frame <= TAIL_AFTER_FRAME:
+            return self._run_start
+        return None
+
+    def _follow_frames(self, lineno: int, text: str) -> None:
+        if not text.strip():
+            return
+        if FRAME.search(text):
+            if self._run_start is None or self._run_broken or self._after_frame > 1:
+                self._run_start, self._run_broken = lineno, False
+            self._after_frame = 0
+            return
+        self._after_frame += 1
+        if is_exception_line(text.split("] ", 1)[-1]) or self._after_frame > TAIL_AFTER_FRAME:
+            self._run_broken = True
 
     def feed(self, lineno: int, text: str) -> str:
         """The kind of this line: 'traceback' inside one, else 'server-log'."""
+        self._follow_frames(lineno, text)
+        return self._kind(lineno, text)
+
+    def _kind(self, lineno: int, text: str) -> str:
         at = text.find(TRACEBACK)
         if at >= 0:
             self.current = Traceback(start=lineno, prefix=text[:at])

@@ -99,6 +99,7 @@ class ScanResult:
     facts: Facts = field(default_factory=Facts)
     segments: list[InputSummary] = field(default_factory=list)
     tracebacks: list[pylog.Traceback] = field(default_factory=list)
+    cut_at: int | None = None  # the input ends inside a traceback's frames, from this line (pylog)
     lines: int = 0
 
 
@@ -199,6 +200,7 @@ class _Scanner:
     def finish(self) -> ScanResult:
         self._close_block()
         self.result.tracebacks = self.tracker.tracebacks
+        self.result.cut_at = self.tracker.cut_at
         facts = self.result.facts
         torch = facts.packages.get("torch")
         if torch and facts.torch_cuda is None:

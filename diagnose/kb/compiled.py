@@ -1,7 +1,7 @@
 """The knowledge base as the engine uses it: plain objects, compiled once, cached on disk.
 
-The cache key is the content of every rule and compat file plus the versions of diagnose,
-Python and `regex`; the cache is safe to delete and `--no-cache` bypasses it.
+The cache key is the content of every rule, compat and catalogue (rules/catalog/) file plus the
+versions of diagnose, Python and `regex`; the cache is safe to delete and `--no-cache` bypasses it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnose import __version__
-from diagnose.kb import loader
+from diagnose.kb import catalog, loader
 
 # a fix step's placeholders: {packages.torch}, {groups.model_type}, {facts.driver_version}, {compat.T.expected}
 PLACEHOLDER = re.compile(r"\{((?:packages|groups|facts|compat)\.[\w.-]+)\}")
@@ -29,8 +29,11 @@ class CompiledSignal:
     weight: float
     regex: str | None = None
     fuzzy: str | None = None
+    cuda_error: list[str] | None = None  # the CUDA errors `regex` was compiled from (rules/catalog/)
     threshold: int = 90
     kinds: frozenset[str] | None = None
+    known_in: dict[str, str] | None = None  # {table, group, column}: the group must be a key of that table
+    scope: str | None = None  # "cut-traceback": only inside a traceback cut before its exception line
 
 
 @dataclass
@@ -58,6 +61,7 @@ class KnowledgeBase:
     version: str
     rules: dict[str, CompiledRule]
     compat: dict[str, dict[str, Any]] = field(default_factory=dict)
+    catalog: catalog.Catalog = field(default_factory=catalog.Catalog)
 
     def signals(self) -> list[tuple[CompiledRule, CompiledSignal]]:
         return [(rule, sig) for rule in self.rules.values() for sig in rule.signals]
@@ -72,15 +76,18 @@ def _verified_text(source: Any) -> str:
     return str(source)
 
 
-def compile_rule(rule: Any, path: Path) -> CompiledRule:
+def compile_rule(rule: Any, path: Path, cat: catalog.Catalog | None = None) -> CompiledRule:
     signals = [
         CompiledSignal(
             id=s.id,
             weight=s.weight,
-            regex=s.regex,
+            regex=s.regex if s.cuda_error is None else catalog.compile_signal(cat, s.cuda_error, f"{path}: {s.id}"),
+            cuda_error=s.cuda_error,
             fuzzy=s.fuzzy,
             threshold=s.threshold,
             kinds=frozenset(s.artifact) if s.artifact else None,
+            known_in=s.known_in.model_dump() if s.known_in else None,
+            scope=s.scope,
         )
         for s in rule.signals
     ]
@@ -107,18 +114,20 @@ def compile_rule(rule: Any, path: Path) -> CompiledRule:
 def build(dirs: list[Path]) -> KnowledgeBase:
     """Validate and compile every rule and compat table under `dirs` (no cache)."""
     from diagnose.errors import RuleError
+    from diagnose.kb import catalog_schema
 
+    cat = catalog_schema.load(dirs)
     rules: dict[str, CompiledRule] = {}
     for path in loader.rule_paths(dirs):
         rule_file = loader.read_yaml(path)
         rule = loader.validate_rule(rule_file)
         if rule.id in rules:
             raise RuleError(f"{path}:1: duplicate rule id {rule.id!r} (also {rules[rule.id].path})")
-        rules[rule.id] = compile_rule(rule, path)
+        rules[rule.id] = compile_rule(rule, path, cat)
     compat = {}
     for path in loader.compat_paths(dirs):
         compat[path.stem] = loader.read_yaml(path).data
-    return KnowledgeBase(version=_kb_version(dirs), rules=rules, compat=compat)
+    return KnowledgeBase(version=_kb_version(dirs), rules=rules, compat=compat, catalog=cat)
 
 
 def _content_hash(dirs: list[Path]) -> str:
@@ -128,6 +137,14 @@ def _content_hash(dirs: list[Path]) -> str:
             digest.update(str(path.relative_to(root)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _code_hash() -> str:
+    """The code that compiles the KB is part of the cache key: a changed compiler rebuilds it."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _kb_version(dirs: list[Path]) -> str:
@@ -147,7 +164,7 @@ def load(extra_dirs: list[Path] | None = None, use_cache: bool = True) -> Knowle
     if not use_cache:
         return build(dirs)
     key = hashlib.sha256(
-        f"{_content_hash(dirs)}|{__version__}|{sys.version}|{regex.__version__}".encode()
+        f"{_content_hash(dirs)}|{__version__}|{_code_hash()}|{sys.version}|{regex.__version__}".encode()
     ).hexdigest()[:24]
     path = cache_dir() / f"kb-{key}.pickle"
     try:

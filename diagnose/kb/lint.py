@@ -68,11 +68,32 @@ def check_regex(pattern: str) -> str | None:
 
 
 def _signal_matches(sig: Any, line: str) -> bool:
+    if getattr(sig, "cuda_error", None):  # compiled from rules/catalog/cuda-errors.yaml
+        from diagnose.kb.catalog_schema import shipped_signal_regex
+
+        return bool(regex.search(shipped_signal_regex(sig.cuda_error), line))
     if sig.regex is not None:
-        return bool(regex.search(sig.regex, line))
+        m = regex.search(sig.regex, line)
+        known_in = getattr(sig, "known_in", None)
+        if m and known_in:  # the matched entity must be one the compat table knows
+            spec = known_in if isinstance(known_in, dict) else known_in.model_dump()
+            return m.groupdict().get(spec["group"]) in _table_keys(spec["table"], spec.get("column", "model_type"))
+        return bool(m)
     from rapidfuzz import fuzz
 
     return bool(fuzz.partial_ratio(sig.fuzzy, line, score_cutoff=sig.threshold))
+
+
+_KEYS: dict[tuple[str, str], set[str]] = {}
+
+
+def _table_keys(table: str, column: str) -> set[str]:
+    """The keys of a shipped compat table's rows (for `known_in` signals)."""
+    if (table, column) not in _KEYS:
+        path = loader.default_rules_dir() / "compat" / f"{table}.yaml"
+        rows = loader.read_yaml(path).data.get("rows", []) if path.is_file() else []
+        _KEYS[(table, column)] = {str(r[column]) for r in rows if isinstance(r, dict) and r.get(column)}
+    return _KEYS[(table, column)]
 
 
 def lint_rule(rule: Any, rule_file: loader.RuleFile) -> list[Issue]:
@@ -141,6 +162,9 @@ def lint(dirs: list[Path]) -> list[Issue]:
                 where = f"{rule_file.path}:{loader.line_of(rule_file.root, ['explains', i])}"
                 issues.append(Issue(where, f"explains {target!r}, which is not a rule"))
     issues.extend(_cycles(rules))
+    from diagnose.kb import catalog_schema  # the catalogues: schema, sources, the rule ids they name
+
+    issues.extend(catalog_schema.lint(dirs, set(rules)))
     from diagnose.kb.lint_cross import unowned_near_misses
 
     issues.extend(unowned_near_misses(rules))

@@ -36,20 +36,44 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class KnownIn(Strict):
+    """A signal's named group must be a key of a compat table's rows."""
+
+    table: str
+    group: str
+    column: str = "model_type"
+
+
 class Signal(Strict):
     """Evidence in one line: a regex, or a fuzzy message for truncated / reworded lines."""
 
     id: str = Field(pattern=RULE_ID)
     regex: Optional[str] = None
     fuzzy: Optional[str] = Field(default=None, min_length=12)
+    cuda_error: Optional[list[str]] = Field(
+        default=None,
+        min_length=1,
+        description="CUDA errors by enum name (cudaErrorIllegalAddress or CUDA_ERROR_ILLEGAL_ADDRESS): the KB "
+        "compiles their names, messages and numbers (rules/catalog/cuda-errors.yaml) into this signal's regex",
+    )
     threshold: int = Field(default=90, ge=60, le=100)
     weight: float = Field(gt=0, le=1)
     artifact: Optional[list[ArtifactKind]] = None
+    known_in: Optional[KnownIn] = Field(
+        default=None,
+        description="count the line only when a named group's value is a key the compat table knows "
+        "(an entity from knowledge: a model_type the model-type table has, in any wording around it)",
+    )
+    scope: Optional[Literal["cut-traceback"]] = Field(
+        default=None,
+        description="cut-traceback: count the line only inside a traceback the log ends before its exception "
+        "line (an excerpt cut short); the frames still point at the likely cause",
+    )
 
     @model_validator(mode="after")
     def _one_matcher(self) -> Signal:
-        if (self.regex is None) == (self.fuzzy is None):
-            raise ValueError("a signal has exactly one of `regex` or `fuzzy`")
+        if sum(x is not None for x in (self.regex, self.fuzzy, self.cuda_error)) != 1:
+            raise ValueError("a signal has exactly one of `regex`, `fuzzy` or `cuda_error`")
         return self
 
 
