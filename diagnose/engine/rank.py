@@ -212,7 +212,8 @@ def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[F
         if explained_by.get(cause_id) == symptom_id:
             weaker = symptom_id if reported[symptom_id].confidence <= reported[cause_id].confidence else cause_id
             explained_by.pop(weaker, None)
-    unsupported = {s: c for s, c in explained_by.items() if not _stands_apart(reported[c], reported[s])}
+    unsupported = {s: c for s, c in explained_by.items()
+                   if _is_generic(s, kb) and not _stands_apart(reported[c], reported[s])}
     for symptom_id, cause_id in unsupported.items():
         # the cause's only evidence is the generic symptom's own line: it is a possible cause, not an
         # established one, and the symptom leads
@@ -239,6 +240,11 @@ def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[F
     for i, finding in enumerate(top, 1):
         finding.rank = i
     return top
+
+
+def _is_generic(rule_id: str, kb: KnowledgeBase) -> bool:
+    rule = kb.rules.get(rule_id)
+    return bool(rule and getattr(rule, "generic", False))
 
 
 def _own_lines(candidate: Candidate) -> set[tuple[str, int]]:

@@ -54,6 +54,7 @@ class CompiledRule:
     references: list[str]
     examples: dict[str, list[str]]
     path: str
+    generic: bool = False  # a generic symptom: its lines alone never establish a specific cause
 
 
 @dataclass
@@ -101,6 +102,7 @@ def compile_rule(rule: Any, path: Path, cat: catalog.Catalog | None = None) -> C
         signals=signals,
         conditions=[c.model_dump(exclude_none=True) for c in rule.conditions],
         explains=list(rule.explains),
+        generic=rule.generic,
         fixed_in=dict(rule.fixed_in),
         fix=[f.model_dump(exclude_none=True) for f in rule.fix],
         verify=[v.model_dump(exclude_none=True) for v in rule.verify],

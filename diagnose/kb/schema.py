@@ -195,6 +195,11 @@ class Rule(Strict):
     signals: list[Signal] = Field(default_factory=list)
     conditions: list[Condition] = Field(default_factory=list)
     explains: list[str] = Field(default_factory=list)
+    generic: bool = Field(
+        default=False,
+        description="a generic symptom (no GPU visible, an NCCL error, a device-side assert): its lines alone "
+        "never establish one of the specific causes that explain it",
+    )
     fixed_in: dict[str, str] = Field(default_factory=dict)
     fix: list[FixStep] = Field(min_length=1)
     verify: list[VerifyStep] = Field(min_length=1)
