@@ -103,6 +103,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     hits = scope.admit(matcher.hits, kb, cut)
     candidates, diagnosis.rejected = rank.assess_all(hits, facts, kb)
     scope.note_cut_evidence(candidates)
+    scope.note_prose_evidence(candidates)
     diagnosis.findings = rank.rank(candidates, facts, kb)
     from diagnose.engine import catalog_notes  # the Xid / CUDA error catalogues (rules/catalog/)
 

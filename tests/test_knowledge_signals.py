@@ -52,3 +52,29 @@ def test_an_older_transformers_beside_the_keyerror_corroborates_it(kb):
     first = _first(api.diagnose_texts([("paste", text)], kb=kb))
     assert first is not None and first.rule_id == "transformers-unknown-model-type"
     assert any("4.57.0" in r for r in first.reasons)
+
+
+def test_an_error_quoted_in_prose_is_named_a_little_less_surely_and_says_so(kb):
+    as_log = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    in_prose = "vLLM 启动时报错 CUDA out of memory. Tried to allocate 2.00 GiB，怎么解决？\n"
+    log_first = _first(api.diagnose_texts([("paste", as_log)], kb=kb))
+    prose_first = _first(api.diagnose_texts([("paste", in_prose)], kb=kb))
+    assert log_first is not None and prose_first is not None
+    assert log_first.rule_id == prose_first.rule_id == "cuda-oom"
+    assert prose_first.confidence < log_first.confidence
+    assert any("quoted in prose" in r for r in prose_first.reasons)
+    assert not any("quoted in prose" in r for r in log_first.reasons)
+
+
+def test_log_lines_are_not_prose():
+    from diagnose.engine.scope import looks_like_prose
+
+    assert looks_like_prose("the server dies with GLIBCXX_3.4.30 not found when it loads the model")
+    assert looks_like_prose("[Bug]: KeyError: 'qwen3_next' when loading Qwen3-Next with transformers 4.55 and it fails")
+    for line in (
+        "ERROR 05-01 12:00:00 [core.py:12] ValueError: The checkpoint you are trying to load has model type x",
+        "(VllmWorker rank=0 pid=12) ERROR: the process is not responding and it was killed by the watchdog",
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update it",
+        "Feb 24 11:16:31 host systemd[1]: ollama.service: A process of this unit has been killed by the OOM killer.",
+    ):
+        assert not looks_like_prose(line), line

@@ -3,6 +3,8 @@
 - `known_in`: a line such as `KeyError: 'qwen3_next'` is weak in general (any dict lookup fails
   that way) and strong when the key is a model_type the model-type table knows: the hit is kept
   only when the named group is a key of the table.
+- prose: a signal matches an error message quoted inside a sentence too (an issue title, a chat
+  message, other languages around it); a cause named only from prose is a little less sure and says so.
 - `scope: cut-traceback`: when a pasted log ends inside a traceback, before its exception line,
   the frames it does show still point somewhere (a DeepGEMM call in the FP8 path, a scheduler
   frame at KV-cache initialisation). Such frame signals count only there, and the finding says
@@ -13,10 +15,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import regex
+
 from diagnose.engine.match import Hit
+from diagnose.kb.compat import table_keys
 from diagnose.kb.compiled import KnowledgeBase
 
 CUT_CONFIDENCE = 0.55  # at most, for a cause named only from the frames of a cut traceback
+PROSE_FACTOR = 0.85  # a cause named only from sentences that quote the error
+CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
+WORD = regex.compile(r"[A-Za-z][A-Za-z']*")
+FUNCTION_WORDS = frozenset(
+    ["i", "i'm", "i've", "we", "my", "our", "you", "your", "when", "after", "while", "the", "it", "it's", "is", "are", "was", "but", "and", "so", "get", "gets", "getting", "got", "trying", "tried", "try", "anyone", "how", "why", "what", "does", "doesn't", "don't", "can't", "cannot", "please", "this", "that", "with", "if", "any"]
+)
+LOG_START = regex.compile(
+    r"^\s*(?:\[\s*(?:\d|rank|TP|PP|DP|GPU|pid|\w+ pid=)|\(\w+[^)]{0,40}\bpid=|\d{2,4}[-/:]\d\d|[IWEF]\d{4} |"
+    r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b|time=|level=|File \"|Traceback|"
+    r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b|\w+\[\d+\]:|[A-Z][a-z]{2} [ \d]\d \d\d:)"
+)
 
 
 def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int]) -> dict[str, list[Hit]]:
@@ -39,8 +55,7 @@ def _holds(hit: Hit, kb: KnowledgeBase, cut: dict[int, int], keys: dict[tuple[st
     if sig.known_in:
         table, column = sig.known_in["table"], sig.known_in.get("column", "model_type")
         if (table, column) not in keys:
-            rows = kb.compat.get(table, {}).get("rows", [])
-            keys[(table, column)] = {str(r.get(column)) for r in rows if isinstance(r, dict) and r.get(column)}
+            keys[(table, column)] = table_keys(kb.compat.get(table, {}), column)
         value = hit.groups.get(sig.known_in["group"])
         if not value or value not in keys[(table, column)]:
             return False
@@ -58,3 +73,23 @@ def note_cut_evidence(candidates: list[Any]) -> None:
                 "· the log ends inside a traceback, before its exception line: named from the frames it "
                 "shows; paste the rest of the traceback to confirm"
             )
+
+
+def looks_like_prose(text: str) -> bool:
+    """A sentence (an issue title, a chat message) rather than a line a program printed."""
+    if len(CJK.findall(text)) >= 3:
+        return True
+    if LOG_START.match(text):
+        return False
+    words = [w.lower() for w in WORD.findall(text)]
+    return len(words) >= 8 and sum(w in FUNCTION_WORDS for w in words) >= 2
+
+
+def note_prose_evidence(candidates: list[Any]) -> None:
+    """A candidate whose every evidence line is prose: a little less sure, and it says so."""
+    for c in candidates:
+        lines = [e for e in c.evidence if e.kind != "facts"]
+        if lines and all(looks_like_prose(e.text) for e in lines):
+            c.confidence *= PROSE_FACTOR
+            c.reasons.append("· the error is quoted in prose (a title or a sentence), not in a log line: "
+                             "a log of the failure would confirm it")

@@ -140,3 +140,13 @@ def ask(name: str, tables: dict[str, dict[str, Any]], facts: Facts, groups: dict
     if name == "cuda-driver":
         return cuda_driver(table, facts)
     return None, f"unknown compat table {name}", {}
+
+
+def table_keys(data: dict[str, Any], column: str) -> set[str]:
+    """The keys a compat table knows: its rows' `column`, and for model types the ones already in the
+    table's floor release (`floor_model_types`)."""
+    rows = data.get("rows", []) if isinstance(data, dict) else []
+    keys = {str(r.get(column)) for r in rows if isinstance(r, dict) and r.get(column)}
+    if column == "model_type":
+        keys.update(str(k) for k in data.get("floor_model_types") or [])
+    return keys

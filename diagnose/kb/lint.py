@@ -91,8 +91,9 @@ def _table_keys(table: str, column: str) -> set[str]:
     """The keys of a shipped compat table's rows (for `known_in` signals)."""
     if (table, column) not in _KEYS:
         path = loader.default_rules_dir() / "compat" / f"{table}.yaml"
-        rows = loader.read_yaml(path).data.get("rows", []) if path.is_file() else []
-        _KEYS[(table, column)] = {str(r[column]) for r in rows if isinstance(r, dict) and r.get(column)}
+        from diagnose.kb.compat import table_keys
+
+        _KEYS[(table, column)] = table_keys(loader.read_yaml(path).data if path.is_file() else {}, column)
     return _KEYS[(table, column)]
 
 
