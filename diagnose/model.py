@@ -44,6 +44,27 @@ class Evidence:
     time: str | None = None
     fingerprint: str | None = None  # unmatched errors: a stable id of the masked line
     template: str | None = None
+    catalog: list[CatalogNote] | None = None  # unmatched errors: the catalogued Xids / CUDA errors it names
+
+
+@dataclass
+class CatalogNote:
+    """What a catalogue (rules/catalog/) says about an Xid or a CUDA error that the evidence names."""
+
+    kind: str  # "xid" | "cuda-error"
+    number: int
+    known: bool = True  # False: the number is not in the catalogue
+    name: str | None = None  # the Xid mnemonic; the cudaError_t enumerator (else the CUresult one)
+    alias: str | None = None  # the CUresult enumerator of a CUDA error
+    title: str | None = None  # NVIDIA's short description of the Xid; the CUDA error's message
+    meaning: str | None = None
+    causes: str | None = None
+    action: str | None = None  # Xid: NVIDIA's immediate, then investigatory, action in words
+    reset: bool | None = None  # Xid: the GPU needs a reset (or more)
+    drain: bool | None = None  # Xid: take the node out of service first
+    rules: list[str] = field(default_factory=list)
+    source: str | None = None
+    summary: str = ""  # one line for people: what the renderers print
 
 
 @dataclass
@@ -97,6 +118,7 @@ class Facts:
     torch_cuda: str | None = None
     kernel_release: str | None = None
     kernel_module: str | None = None  # "open" | "proprietary"
+    glibc_version: str | None = None  # the host's (or container's) C library, from collect_env / platform
     module_params: dict[str, dict[str, str]] = field(default_factory=dict)
     xids: list[Xid] = field(default_factory=list)
     topology: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -133,6 +155,7 @@ class Facts:
             "torch_cuda",
             "kernel_release",
             "kernel_module",
+            "glibc_version",
         ):
             if getattr(self, attr) is None:
                 setattr(self, attr, getattr(other, attr))
@@ -174,6 +197,7 @@ class Finding:
     references: list[str] = field(default_factory=list)
     rank: int = 0
     first_position: tuple[int, int] = (0, 0)
+    catalog: list[CatalogNote] = field(default_factory=list)  # the catalogued Xids / CUDA errors it names
 
 
 def walk(findings: list[Finding]) -> Iterator[Finding]:
@@ -216,10 +240,19 @@ class Diagnosis:
         data = asdict(self)
         for finding in data["findings"]:
             _clean_finding(finding)
+        _drop_empty_catalog(data["unmatched_errors"])
         return data
+
+
+def _drop_empty_catalog(items: list[dict[str, Any]]) -> None:
+    """`catalog` is optional in the JSON contract: present only where a catalogue had something to say."""
+    for item in items:
+        if not item.get("catalog"):
+            item.pop("catalog", None)
 
 
 def _clean_finding(finding: dict[str, Any]) -> None:
     finding.pop("first_position", None)
+    _drop_empty_catalog([finding, *finding["evidence"]])
     for symptom in finding["symptoms"]:
         _clean_finding(symptom)

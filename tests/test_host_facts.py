@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import tarfile
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def test_xid_lines_in_every_timestamp_form():
 
 def test_collect_bundle_round_trips_on_a_host_without_gpu(tmp_path: Path):
     bundle = tmp_path / "b.tar.gz"
-    proc = run_cli("collect", "-o", str(bundle), timeout=300)
+    proc = run_cli("collect", "-o", str(bundle), "--python", sys.executable, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode()
     with tarfile.open(bundle) as tar:
         names = [Path(m.name).name for m in tar.getmembers()]

@@ -78,3 +78,21 @@ def test_log_lines_are_not_prose():
         "Feb 24 11:16:31 host systemd[1]: ollama.service: A process of this unit has been killed by the OOM killer.",
     ):
         assert not looks_like_prose(line), line
+
+
+def test_a_glibc_version_the_line_needs_is_compared_with_the_reported_one(kb):
+    line = ("ImportError: /lib64/libc.so.6: version `GLIBC_2.32' not found (required by "
+            "/opt/venv/lib/python3.10/site-packages/vllm/_C.abi3.so)\n")
+    older = api.diagnose_texts([("paste", line + "Libc version: glibc-2.17\n")], kb=kb)
+    alone = api.diagnose_texts([("paste", line)], kb=kb)
+    assert older.facts.glibc_version == "2.17"
+    assert older.findings[0].rule_id == alone.findings[0].rule_id == "glibc-libstdcxx-too-old"
+    assert any("needs 2.32; glibc version is 2.17" in r for r in older.findings[0].reasons)
+    assert not any("glibc version is" in r for r in alone.findings[0].reasons)
+
+
+def test_the_platform_string_of_a_collect_manifest_gives_the_glibc_version():
+    from diagnose.artifacts import host
+
+    facts = host.line_facts("Platform: Linux-6.18.44-fc-v657-gpu-x86_64-with-glibc2.39")
+    assert facts is not None and facts.glibc_version == "2.39"

@@ -98,3 +98,15 @@ def test_collect_falls_back_to_an_entry_point_on_path_then_to_itself(tmp_path):
     assert interpreter.find(proc=tmp_path / "noproc", path=str(bin_dir)) == (sys.executable, "path:vllm")
     vllm.unlink()
     assert interpreter.find(proc=tmp_path / "noproc", path=str(bin_dir)) == (sys.executable, "collector")
+
+
+def test_an_install_of_a_server_is_not_a_running_server(tmp_path):
+    from diagnose.collect import interpreter
+
+    python = tmp_path / "python3"
+    python.write_text("")
+    pid = tmp_path / "proc" / "77"
+    pid.mkdir(parents=True)
+    (pid / "cmdline").write_bytes(b"/tmp/v/bin/python\0/tmp/v/bin/pip\0install\0vllm==0.6.3\0")
+    (pid / "exe").symlink_to(python)
+    assert interpreter._running_server(tmp_path / "proc") is None

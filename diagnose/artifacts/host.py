@@ -40,7 +40,9 @@ COLLECT_ENV = {
     "Driver Version": "driver",
     "CUDA Driver Version": "cuda_driver",
     "CUDA Driver": "cuda_driver",
+    "Libc version": "glibc",  # torch collect_env: "Libc version: glibc-2.35"
 }
+GLIBC_IN_PLATFORM = regex.compile(r"-with-glibc(\d+\.\d+)\b|\bldd \(.{0,60}\) (\d+\.\d+)\s*$")
 
 
 def kernel_time(line: str) -> tuple[str | None, int]:
@@ -87,6 +89,8 @@ def line_facts(line: str) -> Facts | None:
     elif '"model_type"' in line:
         if m := regex.search(r'"model_type"\s*:\s*"([\w.-]+)"', line):
             facts = Facts(model_types=[m[1]])
+    if facts is None and ("glibc" in line or "ldd (" in line) and (m := GLIBC_IN_PLATFORM.search(line)):
+        facts = Facts(glibc_version=m[1] or m[2])
     return facts
 
 
@@ -103,6 +107,9 @@ def _collect_env_fact(what: str, value: str) -> Facts | None:
         return Facts(driver_version=value) if regex.match(r"\d+\.\d+", value) else None
     if what == "cuda_driver":
         return Facts(cuda_driver_version=value) if regex.match(r"\d+\.\d+$", value) else None
+    if what == "glibc":
+        m = regex.match(r"glibc-(\d+\.\d+)", value)
+        return Facts(glibc_version=m[1]) if m else None
     return None
 
 
@@ -195,6 +202,8 @@ def parse_json_doc(text: str) -> tuple[Facts, list[str]] | None:
             if isinstance(i, dict) and i.get("status") != "ok"
         ]
         facts = Facts()
+        if isinstance(data.get("platform"), str) and (m := GLIBC_IN_PLATFORM.search(data["platform"])):
+            facts.glibc_version = m[1]
         if data.get("python_source") == "collector":
             # packages of diagnose's own interpreter, not necessarily the server's: "." is this bundle
             facts.foreign_sources.append(".")

@@ -10,13 +10,17 @@ and only then this interpreter, recorded as such so the reader knows the list ma
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-SERVERS = ("vllm", "sglang", "text_generation_server", "text-generation-server", "torchrun", "tensorrt_llm",
-           "lmdeploy", "ray")
+# `python -m <module>` of a server, or `python <entry point>` of one; pip/uv installs of them are not servers
+SERVER_MODULE = re.compile(r"^(?:vllm(?:\.entrypoints\S*)?|sglang\.(?:launch_server|srt\S*)|text_generation_server\S*|"
+                           r"tensorrt_llm\S*|lmdeploy\S*|torch\.distributed\.run)$")
+SERVER_SCRIPT = frozenset({"vllm", "torchrun", "text-generation-server", "lmdeploy", "sglang", "trtllm-serve"})
+INSTALLERS = frozenset({"pip", "pip3", "uv", "install", "download", "conda", "mamba"})
 ENTRY_POINTS = ("vllm", "torchrun", "text-generation-server", "lmdeploy", "accelerate")
 MAX_PROCESSES = 5000
 
@@ -53,9 +57,18 @@ def _running_server(proc: Path) -> tuple[str, str] | None:
         words = [a.decode(errors="replace") for a in argv if a]
         if not words or "python" not in Path(exe).name:
             continue
-        if any(s in w for w in words[1:4] for s in SERVERS):
+        if _is_server(words):
             return exe, f"running-server (pid {pid.name}: {' '.join(words)[:120]})"
     return None
+
+
+def _is_server(argv: list[str]) -> bool:
+    if any(Path(w).name in INSTALLERS for w in argv[1:4]):
+        return False
+    if "-m" in argv[1:3]:
+        module = argv[argv.index("-m") + 1] if argv.index("-m") + 1 < len(argv) else ""
+        return bool(SERVER_MODULE.match(module))
+    return len(argv) > 1 and Path(argv[1]).name in SERVER_SCRIPT
 
 
 def _shebang(script: Path) -> str | None:

@@ -110,6 +110,8 @@ def evaluate(
         not_ok = [s for s in states if s != "OK"]
         holds = bool(not_ok) if value == "not-ok" else not not_ok
         return holds, f"P2P {'not OK for some pairs' if not_ok else 'OK for all pairs'}", {}
+    if subject == "compare":
+        return _compare(value, facts, groups)
     if subject == "gpu_count":
         if not facts.gpus:
             return None, "GPU count unknown", {}
@@ -126,3 +128,17 @@ def foreign_source(cond: dict[str, Any], facts: Facts) -> str | None:
         sources = set(facts.package_sources.values())
         return next(iter(sorted(sources))) if all(facts.is_foreign(s) for s in sources) else None
     return source if facts.is_foreign(source) else None
+
+
+def _compare(spec: dict[str, str], facts: Facts, groups: dict[str, str]) -> tuple[bool | None, str, dict[str, str]]:
+    """A version from a matched line against a fact (see kb/schema.py Compare)."""
+    named, known = groups.get(spec["group"]), getattr(facts, spec["fact"], None)
+    label = spec["fact"].replace("_", " ")
+    if not named or not known:
+        return None, f"{spec['group']} {named or 'not in the line'} vs {label} {known or 'unknown'}", {}
+    a, b = compat.release(named), compat.release(known)
+    if not a or not b:
+        return None, f"{named} vs {label} {known}: not versions", {}
+    if spec["relation"] == "newer":
+        return a > b, f"the line needs {named}; {label} is {known}", {}
+    return a[0] != b[0], f"the line loads major {a[0]}; {label} is {known}", {}

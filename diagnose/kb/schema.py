@@ -83,6 +83,15 @@ class ModuleParam(Strict):
     value: str
 
 
+class Compare(Strict):
+    """A version a matched signal names (a group) against a fact: GLIBC_2.32 needed vs glibc 2.17
+    installed; libcudart.so.12 loaded vs torch built for CUDA 13."""
+
+    group: str
+    fact: Literal["glibc_version", "torch_cuda", "driver_version", "cuda_driver_version"]
+    relation: Literal["newer", "major-differs"]
+
+
 class Condition(Strict):
     """One question about the Facts; exactly one subject key."""
 
@@ -103,6 +112,7 @@ class Condition(Strict):
     gpu_link: Optional[str] = None
     p2p: Optional[Literal["ok", "not-ok"]] = None
     gpu_count: Optional[str] = None
+    compare: Optional[Compare] = None
     effect: Effect
     weight: Optional[float] = Field(default=None, gt=0, le=1)
     note: Optional[str] = None
@@ -142,6 +152,7 @@ SUBJECTS = (
     "gpu_link",
     "p2p",
     "gpu_count",
+    "compare",
 )
 
 
