@@ -96,3 +96,18 @@ def test_the_platform_string_of_a_collect_manifest_gives_the_glibc_version():
 
     facts = host.line_facts("Platform: Linux-6.18.44-fc-v657-gpu-x86_64-with-glibc2.39")
     assert facts is not None and facts.glibc_version == "2.39"
+
+
+ISSUE_FORM = (  # the form fields of https://github.com/NVIDIA/open-gpu-kernel-modules/issues/276 (2022-06-01)
+    "### NVIDIA Open GPU Kernel Modules Version\n\n515.48.07\n\n"
+    "### Does this happen with the proprietary driver (of the same version) as well?\n\nNo\n\n"
+    "### Operating System and Version\n\nGentoo\n\n### Kernel Release\n\n5.15.41-gentoo\n\n"
+    "### Hardware: GPU\n\nNVIDIA GeForce GTX 1660 Ti\n"
+)
+
+
+def test_an_issue_forms_fields_are_facts(kb):
+    facts = api.diagnose_texts([("issue.md", ISSUE_FORM)], kb=kb).facts
+    assert facts.kernel_release == "5.15.41-gentoo"
+    assert facts.driver_version == "515.48.07"
+    assert facts.kernel_module == "open"

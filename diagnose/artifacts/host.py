@@ -267,3 +267,23 @@ def log_time(line: str) -> str | None:
         return kernel
     m = LOG_TIME.search(line[:120])
     return next((v for v in m.groupdict().values() if v), None) if m else None
+
+
+def issue_form_fact(heading: str, value: str) -> Facts | None:
+    """Facts from the fields of GitHub issue forms (NVIDIA/open-gpu-kernel-modules, vLLM, ...):
+    `### Kernel Release` / `5.14.0-570.23.1.el9_6.x86_64`, `### NVIDIA Open GPU Kernel Modules Version` /
+    `570.158.01, 575.57.08`."""
+    h = heading.lower()
+    if "kernel release" in h or h == "kernel version":
+        m = UNAME.match(value) or LINUX_VERSION.search(value)
+        release = m[1] if m else value.split()[0]
+        return Facts(kernel_release=release) if regex.match(r"\d+\.\d+", release) else None
+    if "driver version" in h or "kernel modules version" in h:
+        m = regex.search(r"\b(\d{3}\.\d+(?:\.\d+)?)\b", value)
+        if not m:
+            return None
+        facts = Facts(driver_version=m[1])
+        if "open gpu kernel modules" in h:
+            facts.kernel_module = "open"
+        return facts
+    return None

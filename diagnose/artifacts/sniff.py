@@ -109,6 +109,7 @@ class _Scanner:
         self.on_line = on_line
         self.result = ScanResult()
         self.tracker = pylog.TracebackTracker()
+        self.heading: str | None = None  # the last `### Heading` of an issue form, until its value
         self.block: str | None = None
         self.block_lines: list[str] = []
 
@@ -185,8 +186,19 @@ class _Scanner:
             return "install-log"
         return self.tracker.feed(lineno, text)
 
+    def _issue_form(self, text: str) -> None:
+        """GitHub issue forms: `### Kernel Release` then the value on the next nonblank line."""
+        if text.startswith("### "):
+            self.heading = text[4:].strip()
+        elif self.heading and text.strip():
+            if found := host.issue_form_fact(self.heading, text.strip()):
+                self.result.facts.merge(found)
+            self.heading = None
+
     def feed(self, lineno: int, raw: str) -> None:
         text = pylog.strip_ansi(raw)
+        if text.startswith("### ") or self.heading:
+            self._issue_form(text)
         kind = self._kind(lineno, text)
         if kind in LINE_FACT_KINDS:
             if found := host.line_facts(text):
@@ -223,5 +235,7 @@ def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | Non
         logs = [s for s in result.segments if s.kind == "server-log"]
         if logs:
             logs[0].lines += unseen
+        elif unseen:  # nothing the prefilter selected is a log line: the log is still an input read
+            result.segments.append(InputSummary(source.name, "server-log", unseen, notes=source.notes))
     result.lines = source.total_lines
     return result
