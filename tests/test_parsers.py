@@ -88,3 +88,13 @@ def test_collect_env_lines_give_facts():
     f = result.facts
     assert f.packages["torch"] == "2.9.1+cu128" and f.packages["torchvision"] == "0.24.1+cu128"
     assert f.torch_cuda == "12.8" and f.driver_version == "570.86.15"
+
+
+def test_a_pip_list_without_its_header_is_a_package_list(kb):
+    # `pip list | grep torch` as people paste it: the rows without the `Package  Version` header
+    from diagnose import api
+
+    text = "torch                    2.11.0+cu130\ntorchvision              0.25.0+cu130\n"
+    facts = api.diagnose_texts([("paste", text)], kb=kb).facts
+    assert facts.packages == {"torch": "2.11.0+cu130", "torchvision": "0.25.0+cu130"}
+    assert facts.torch_cuda == "13.0"

@@ -4,6 +4,8 @@
 ('torch', '2.9.1+cu128')
 >>> parse_freeze_line("sgl-kernel @ file:///wheels/sgl_kernel-0.3.21-cp39-abi3-linux_x86_64.whl")
 ('sgl-kernel', '0.3.21')
+>>> parse_freeze_line("torch @ https://download.pytorch.org/whl/cu130/torch-2.11.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=ab")
+('torch', '2.11.0+cu130')
 >>> parse_freeze_line("-e git+https://github.com/sgl-project/sglang.git@4f2c3a1#egg=sglang&subdirectory=python")
 ('sglang', None)
 """
@@ -21,6 +23,9 @@ EGG = regex.compile(r"[#&]egg=([A-Za-z0-9._-]+)")
 WHEEL_VERSION = regex.compile(r"/([A-Za-z0-9_.]+)-(\d[^-/]*?)(?:-[^/]*)?\.(?:whl|tar\.gz|zip)$")
 LIST_ROW = regex.compile(rf"^({NAME})\s+(\d[\w.+!-]*)(?:\s+\S.*)?$")
 LIST_HEADER = regex.compile(r"^Package\s+Version\b")
+# a `pip list` row without its header (`pip list | grep torch`): name, two or more spaces, a dotted
+# version, nothing else but an editable project's location
+HEADERLESS_ROW = regex.compile(rf"^({NAME}) {{2,}}(\d+\.\d+[\w.+!-]*)(?: {{2,}}/\S*)?\s*$")
 # `[pip3] torch==2.9.1` in collect_env; `[conda] torch 2.9.1 pypi_0 pypi`
 COLLECT_ENV = regex.compile(rf"^\[(?:pip3?|conda)\]\s+({NAME})(?:==|\s+)(\d[\w.+!-]*)")
 # install logs: pip's `Successfully installed a-1.0 b-2.0`, uv's ` + torch==2.10.0`
@@ -41,12 +46,28 @@ def parse_freeze_line(line: str) -> tuple[str, str | None] | None:
     if m := FREEZE.match(line):
         return canonical(m[1]), m[2]
     if m := DIRECT.match(line):
-        wheel = WHEEL_VERSION.search(m[2])
+        from urllib.parse import unquote
+
+        wheel = WHEEL_VERSION.search(unquote(m[2].split("#", 1)[0]))  # `%2Bcu130` is `+cu130`
         return canonical(m[1]), wheel[2] if wheel else None
     if m := EDITABLE.match(line):
         egg = EGG.search(m[1])
         return (canonical(egg[1]), None) if egg else None
     return None
+
+
+def parse_headerless_row(line: str) -> tuple[str, str] | None:
+    """One row of `pip list` output whose header was cut off (`pip list | grep torch`).
+
+    >>> parse_headerless_row("torchvision              0.25.0+cu130")
+    ('torchvision', '0.25.0+cu130')
+    >>> parse_headerless_row("Epoch 1  0.5") is None
+    True
+    """
+    m = HEADERLESS_ROW.match(line.rstrip())
+    if not m or not regex.search(r"[A-Za-z]", m[1]):
+        return None
+    return canonical(m[1]), m[2]
 
 
 def is_freeze_line(line: str) -> bool:

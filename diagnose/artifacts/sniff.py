@@ -179,6 +179,9 @@ class _Scanner:
         if text.startswith("[") and (m := pip.COLLECT_ENV.match(text)):
             facts.merge(Facts(packages={pip.canonical(m[1]): m[2]}))
             return "collect-env"
+        if "  " in text and (row := pip.parse_headerless_row(text)):
+            facts.merge(Facts(packages={row[0]: row[1]}))
+            return "pip-freeze"
         if host.KERNEL_PREFIX.match(text):
             return "dmesg"
         if installed := pip.parse_install_line(text):
