@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from diagnose.artifacts.streams import Decompressing, Recoded
+from diagnose.artifacts.streams import Decompressing, InflateBudget, Recoded
 from diagnose.model import Skipped
 
 BLOCK = 1 << 20
@@ -203,11 +203,13 @@ def _blocks(first: bytes, stream: BinaryIO) -> Iterator[bytes]:
 class ReadResult:
     sources: list[TextSource] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    budget: InflateBudget = field(default_factory=InflateBudget)  # inflated bytes, per input and in all
 
 
-def open_inputs(paths: list[str], stdin: BinaryIO | None = None) -> ReadResult:
-    """Every readable text among `paths` ('-' is stdin); what cannot be read goes to skipped."""
-    result = ReadResult()
+def open_inputs(paths: list[str], stdin: BinaryIO | None = None, budget: InflateBudget | None = None) -> ReadResult:
+    """Every readable text among `paths` ('-' is stdin); what cannot be read goes to skipped, with
+    what it is and why (a FIFO, a symlink not followed, an unreadable file ...)."""
+    result = ReadResult(budget=budget or InflateBudget())
     for raw in paths:
         if raw == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
@@ -215,41 +217,144 @@ def open_inputs(paths: list[str], stdin: BinaryIO | None = None) -> ReadResult:
             continue
         path = Path(raw)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file())
-            if not files:
-                result.skipped.append(Skipped(raw, "empty directory"))
-            for file in files:
-                _add_file(result, file)
+            _add_directory(result, path)
         elif path.exists():
             _add_file(result, path)
+        elif path.is_symlink():
+            result.skipped.append(Skipped(raw, f"dangling symlink to {os.readlink(path)}"))
         else:
             result.skipped.append(Skipped(raw, "no such file or directory"))
     return result
 
 
-def _add_file(result: ReadResult, path: Path) -> None:
+def _add_directory(result: ReadResult, top: Path) -> None:
+    """Every file under `top` (symlinks to files included), in path order; every other entry is a
+    skipped one with what it is. Symlinked directories are not followed (they can loop)."""
+    found: list[tuple[str, Path, str | None]] = []  # (sort key, path, why it is not read)
+    pending = [top]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            found.append((str(folder), folder, f"cannot list this directory: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            why = None
+            try:
+                if entry.is_symlink():
+                    target = os.readlink(entry.path)
+                    if not path.exists():
+                        why = f"dangling symlink to {target}"
+                    elif path.is_dir():
+                        why = f"symlink to a directory ({target}), not followed"
+                elif entry.is_dir(follow_symlinks=False):
+                    pending.append(path)
+                    continue
+            except OSError as exc:
+                why = f"cannot read: {exc.strerror or exc}"
+            found.append((entry.path, path, why))
+    if not found:
+        result.skipped.append(Skipped(str(top), "empty directory"))
+    for _, path, why in sorted(found, key=lambda f: f[0]):
+        if why:
+            result.skipped.append(Skipped(str(path), why))
+        else:
+            _add_file(result, path, inside_directory=True)
+
+
+def _special(path: Path) -> str | None:
+    """What a path that is not a regular file is, in words."""
+    import stat
+
+    mode = path.stat().st_mode
+    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _add_file(result: ReadResult, path: Path, inside_directory: bool = False) -> None:
     name = str(path)
-    if path.is_fifo() or path.is_char_device():
-        add_stream(result, name, open(path, "rb"))  # noqa: SIM115 - closed with the process
+    try:
+        special = _special(path)
+    except OSError as exc:
+        result.skipped.append(Skipped(name, f"cannot read: {exc.strerror or exc}"))
         return
-    if not path.is_file():
-        result.skipped.append(Skipped(name, "not a regular file"))
+    if special and inside_directory:  # only what the user named is read from a pipe or a device
+        result.skipped.append(Skipped(name, f"{special} inside a directory: not read (reading it could block)"))
+        return
+    if special in ("a FIFO", "a character device"):
+        try:  # O_NONBLOCK: a FIFO nobody writes to is empty at once instead of blocking on open
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            os.set_blocking(fd, True)
+        except OSError as exc:
+            result.skipped.append(Skipped(name, f"cannot read {special}: {exc.strerror or exc}"))
+            return
+        add_stream(result, name, open(fd, "rb", buffering=0), empty=f"empty ({special} with nothing written to it)")
+        return
+    if special:
+        result.skipped.append(Skipped(name, f"{special}: not read"))
         return
     if not os.access(path, os.R_OK):
         result.skipped.append(Skipped(name, "permission denied"))
         return
+    stream = LazyFile(path)
     try:
-        stream: BinaryIO = open(path, "rb")  # noqa: SIM115 - kept open while its lines are read
+        size = stream.open_now()
     except OSError as exc:
         result.skipped.append(Skipped(name, exc.strerror or str(exc)))
         return
-    size = os.fstat(stream.fileno()).st_size
     add_stream(result, name, stream)
+    stream.park()  # a thousand files in a folder must not hold a thousand descriptors
     if result.sources and result.sources[-1].name == name:
         result.sources[-1].size = size
 
 
-def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> None:
+class LazyFile(io.RawIOBase):
+    """A regular file opened only while it is read: `park()` closes it and remembers where it was,
+    the next read opens it again there; the end of the file closes it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fh: BinaryIO | None = None
+        self.offset = 0
+        self.ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def open_now(self) -> int:
+        self.fh = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed by park() or at the end
+        self.fh.seek(self.offset)
+        return os.fstat(self.fh.fileno()).st_size
+
+    def park(self) -> None:
+        if self.fh is not None:
+            self.offset = self.fh.tell()
+            self.fh.close()
+            self.fh = None
+
+    def readinto(self, buffer: Any) -> int:
+        if self.ended:
+            return 0
+        if self.fh is None:
+            self.open_now()
+        assert self.fh is not None
+        n = self.fh.readinto(buffer) or 0
+        if n == 0:
+            self.ended = True
+            self.park()
+        return n
+
+    def close(self) -> None:
+        self.park()
+        super().close()
+
+
+def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0, empty: str = "empty") -> None:
     """`stream`: any readable binary file object (a file, stdin, BytesIO, a decompressor)."""
     buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)
     try:
@@ -258,14 +363,14 @@ def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> No
         result.skipped.append(Skipped(name, f"cannot read: {exc}"))
         return
     if not head:
-        result.skipped.append(Skipped(name, "empty"))
+        result.skipped.append(Skipped(name, empty))
         return
     kind = next((k for magic, k in MAGIC.items() if head.startswith(magic)), None)
     if kind in ("gzip", "bzip2", "xz"):
         if depth > 2:
             result.skipped.append(Skipped(name, f"{kind} nested too deep"))
             return
-        add_stream(result, name, Decompressing(buffered, kind, BLOCK), depth + 1)
+        add_stream(result, name, Decompressing(buffered, kind, name, result.budget), depth + 1)
         return
     if kind is not None:
         result.skipped.append(
@@ -273,44 +378,100 @@ def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0) -> No
         )
         return
     if _is_tar(head):
-        _add_tar(result, name, buffered)
+        _add_tar(result, name, buffered, depth)
         return
     encoding = _bom_encoding(head)
-    if encoding is None and _looks_binary(head):
+    notes = []
+    if encoding == "utf-16":
+        if _looks_binary_utf16(head):
+            result.skipped.append(Skipped(name, "binary data, not text (it starts like UTF-16 but does not read as it)"))
+            return
+        notes.append(f"read as UTF-16 (it starts with the byte-order mark {head[:2].hex(' ').upper()})")
+    elif _looks_binary(head):
         result.skipped.append(Skipped(name, "binary data, not text"))
         return
     if encoding and encoding != "utf-8":
         buffered = Recoded(buffered, encoding, BLOCK)  # type: ignore[assignment]
-    result.sources.append(TextSource(name, buffered))
+    result.sources.append(TextSource(name, buffered, notes=notes))
 
 
 def _is_tar(head: bytes) -> bool:
     return len(head) > 262 and head[257:262] == b"ustar"
 
 
-def _add_tar(result: ReadResult, name: str, stream: BinaryIO) -> None:
+MEMBER_IN_MEMORY = 8 << 20  # a tar member up to this size is held in memory; a larger one in a temporary file
+TAR_KINDS = {"SYMTYPE": "a symlink", "LNKTYPE": "a hard link", "FIFOTYPE": "a FIFO", "CHRTYPE": "a character device",
+             "BLKTYPE": "a block device"}
+
+
+def _tar_member_kind(member: Any) -> str:
     import tarfile
 
-    try:
-        import tarfile  # imported here: most runs read no bundle
+    for attr, what in TAR_KINDS.items():
+        if member.type == getattr(tarfile, attr):
+            target = f" to {member.linkname}" if member.issym() or member.islnk() else ""
+            return what + target
+    return f"a member of type {member.type!r}"
 
-        archive = tarfile.open(fileobj=stream, mode="r|*")
+
+def _add_tar(result: ReadResult, name: str, stream: BinaryIO, depth: int = 0) -> None:
+    import tarfile  # imported here: most runs read no bundle
+    import tempfile
+
+    ended = False
+    counted = _Counted(stream)
+    try:
+        archive = tarfile.open(fileobj=counted, mode="r|")
         for member in archive:
             member_name = f"{name}:{member.name}"
+            if member.isdir():
+                continue  # its files are members of their own
             if not member.isfile():
+                result.skipped.append(Skipped(member_name, f"{_tar_member_kind(member)} in the bundle: not read"))
                 continue
             data = archive.extractfile(member)
             if data is None:
                 continue
-            # stream mode: a member must be consumed before the next; members are small texts
-            # in practice (bundles), so read each fully but bounded.
-            blob = data.read(256 * BLOCK)
-            if data.read(1):
-                result.skipped.append(Skipped(member_name, "bundle member over 256 MB, not read"))
+            # stream mode: a member must be consumed before the next: held in memory up to
+            # MEMBER_IN_MEMORY, spilled to a temporary file past it, never past the inflate limit
+            if member.size > result.budget.per_input:
+                result.skipped.append(Skipped(member_name, f"bundle member of {member.size} bytes, over the limit of "
+                                                           f"{result.budget.per_input}: not read"))
                 continue
-            add_stream(result, member_name, io.BytesIO(blob), depth=1)
+            if member.size <= MEMBER_IN_MEMORY:
+                held: Any = io.BytesIO(data.read())
+            else:
+                held = tempfile.TemporaryFile()  # noqa: SIM115 - read later, closed with the process
+                while chunk := data.read(BLOCK):
+                    held.write(chunk)
+                held.seek(0)
+            add_stream(result, member_name, held, depth=max(depth, 1))
+        ended = True
+        counted.read(1 << 20)  # the end-of-archive blocks and padding
+        if counted.count - archive.offset < tarfile.BLOCKSIZE:  # tarfile ends quietly where the data does
+            result.skipped.append(Skipped(name, "truncated tar archive (no end-of-archive marker); the members "
+                                                "before the cut were read"))
     except (tarfile.TarError, OSError, EOFError) as exc:
         result.skipped.append(Skipped(name, f"truncated or corrupt tar archive ({exc}); members before it were read"))
+    damage = getattr(getattr(stream, "raw", None), "error", None)
+    if ended and damage:
+        result.skipped.append(Skipped(name, f"{damage}: the bundle's members before it were read"))
+
+
+class _Counted(io.RawIOBase):
+    """Counts the bytes read through it (where a tar archive's data ends)."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner, self.count = inner, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read(len(buffer))
+        buffer[: len(data)] = data
+        self.count += len(data)
+        return len(data)
 
 
 def _bom_encoding(head: bytes) -> str | None:
@@ -326,3 +487,14 @@ def _looks_binary(head: bytes) -> bool:
         return True
     control = sum(1 for b in head if b < 9 or 13 < b < 32 and b != 27)
     return control > len(head) * 0.1
+
+
+def _looks_binary_utf16(head: bytes) -> bool:
+    """Bytes after a UTF-16 byte-order mark that are no text: NULs and control characters once
+    decoded, or mostly not ASCII (random bytes read as UTF-16 are CJK and private-use characters)."""
+    text = head[2:].decode("utf-16-le" if head[:1] == b"\xff" else "utf-16-be", "replace")
+    if not text:
+        return False
+    control = sum(1 for c in text if c < "\t" or "\r" < c < " " and c != "\x1b" or c == "\ufffd")
+    ascii_share = sum(1 for c in text if c.isascii()) / len(text)
+    return control > len(text) * 0.1 or ascii_share < 0.3
