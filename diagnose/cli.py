@@ -298,6 +298,15 @@ def main() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(EXIT_CLEAN)
+    except (MemoryError, RecursionError) as exc:  # input too deep or too big for this machine
+        click.echo(f"diagnose: error: the input is too large or too deeply nested ({type(exc).__name__})", err=True)
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # our bug: one line and exit 2, not a traceback that exits 1 ("found")
+        if os.environ.get("DIAGNOSE_DEBUG"):
+            raise
+        click.echo(f"diagnose: error: internal error ({type(exc).__name__}: {str(exc)[:300]}); "
+                   "DIAGNOSE_DEBUG=1 shows the traceback; please report it", err=True)
+        sys.exit(EXIT_USAGE)
     except OSError as exc:  # writing --output, reading a file that vanished
         click.echo(f"diagnose: error: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}".rstrip(": "), err=True)
         sys.exit(EXIT_USAGE)

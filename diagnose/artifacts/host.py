@@ -11,6 +11,7 @@ from __future__ import annotations
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
 from diagnose.artifacts import pip
+from diagnose.artifacts.numbers import to_int
 from diagnose.artifacts.pip import canonical, torch_cuda_tag
 from diagnose.model import GPU, Facts, Xid
 
@@ -59,10 +60,10 @@ def parse_xid(line: str) -> Xid | None:
         return None
     pid = m["pid"].strip("'") if m["pid"] else None
     return Xid(
-        xid=int(m["xid"]),
+        xid=to_int(m["xid"]) or 0,
         text=m["text"].strip(),
         pci=m["pci"].lower(),
-        pid=int(pid) if pid and pid.isdigit() else None,
+        pid=to_int(pid),
         process=m["name"].strip() if m["name"] and m["name"] != "<unknown>" else None,
         time=kernel_time(line)[0],
     )
@@ -116,15 +117,23 @@ def _collect_env_fact(what: str, value: str) -> Facts | None:
 ENV_REPORT_START = regex.compile(
     r"^(?:Collecting environment information|PyTorch version\s*:|Python: \d+\.\d+|Python version\s*:\s*\d)"
 )
-ENV_KEY_VALUE = regex.compile(r"^([A-Za-z][\w .()/-]*?)\s*:\s*(.+?)\s*$")
+ENV_KEY = regex.compile(r"[A-Za-z][\w .()/-]*")  # `key : value`, split at the first ':' (linear, see env_key_value)
 ENV_GPU = regex.compile(r"^GPU ([\d,]+)(?: Compute Capability)?:\s*(.+)$")
-PACKAGE_VERSION = regex.compile(r"^\d+(?:\.\d+)+(?:[.+-]?\w+)*$")
+PACKAGE_VERSION = regex.compile(r"^\d+(?:\.\d+)+(?:[.+-]?\w)*$")  # one \w per step: no nested quantifier
+MAX_VERSION = 80  # characters of a version string; longer values are not versions (and the match stays cheap)
 NOT_PACKAGES = {"python", "python version", "cuda runtime version", "gcc version", "clang version", "cmake version",
                 "libc version", "os", "nvcc", "hip runtime version", "miopen runtime version"}
 
 
 # check_env names some packages by their import name: the distribution names pip uses
 IMPORT_NAMES = {"flashinfer": "flashinfer-python", "multipart": "python-multipart", "zmq": "pyzmq"}
+
+
+def env_key_value(line: str) -> tuple[str, str] | None:
+    """`Key name : value` -> (key, value), or None; the key is what precedes the first ':'."""
+    key, sep, value = line.partition(":")
+    key, value = key.rstrip(), value.strip()
+    return (key, value) if sep and value and ENV_KEY.fullmatch(key) else None
 
 
 def is_env_report_start(line: str) -> bool:
@@ -143,19 +152,20 @@ def parse_env_report(lines: list[str]) -> Facts:
             facts.packages.setdefault(canonical(m[1]), m[2])
             continue
         if (m := ENV_GPU.match(stripped)) and (in_gpu_list or "," in m[1] or "Compute Capability" in stripped
-                                              or m[1].isdigit()):
-            indexes = [int(i) for i in m[1].split(",") if i]
+                                              or to_int(m[1]) is not None):
+            indexes = [n for i in m[1].split(",") if (n := to_int(i)) is not None]
             target = gpu_ccs if "Compute Capability" in stripped else gpu_names
             for i in indexes:
                 target[i] = m[2].strip()
             continue
-        m = ENV_KEY_VALUE.match(stripped)
-        if not m:
+        pair = env_key_value(stripped)
+        if not pair:
             continue
-        key, value = m[1].strip(), m[2].strip()
+        key, value = pair
         in_gpu_list = key == "GPU models and configuration"
         if in_gpu_list and (g := ENV_GPU.match(value)):
-            gpu_names[int(g[1].split(",")[0])] = g[2]
+            if (first := to_int(g[1].split(",")[0])) is not None:
+                gpu_names[first] = g[2]
         if key in COLLECT_ENV:
             found = _collect_env_fact(COLLECT_ENV[key], value)
             if found is None and COLLECT_ENV[key] == "cuda_driver":
@@ -165,7 +175,7 @@ def parse_env_report(lines: list[str]) -> Facts:
         elif key in ("vLLM Version", "vLLM"):
             if v := regex.match(r"\d[\w.+-]*", value):
                 facts.packages.setdefault("vllm", v[0])
-        elif key.lower() not in NOT_PACKAGES and " " not in key and PACKAGE_VERSION.match(value):
+        elif key.lower() not in NOT_PACKAGES and " " not in key and len(value) <= MAX_VERSION and PACKAGE_VERSION.match(value):
             name = canonical(key)
             facts.packages.setdefault(IMPORT_NAMES.get(name, name), value)
     for i in sorted(set(gpu_names) | set(gpu_ccs)):
@@ -183,65 +193,95 @@ ENV_LINE = regex.compile(
 
 def parse_json_doc(text: str) -> tuple[Facts, list[str]] | None:
     """A JSON document in the inputs: a collect bundle's nvml.json or manifest.json, or a
-    model's config.json. Returns facts and notes (what a collect could not read, and why)."""
+    model's config.json. Returns facts and notes (what a collect could not read, and why).
+    A field of the wrong type is left out and said in a note, never a traceback."""
     import json
 
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
     kind = data.get("diagnose_collect")
     if kind == "nvml":
-        return _nvml_facts(data), [f"NVML: {e}" for e in data.get("errors", [])[:10]]
+        notes: list[str] = []
+        facts = _nvml_facts(data, notes)
+        return facts, [f"NVML: {e}" for e in _list(data, "errors", notes)[:10]] + notes
     if kind == "manifest":
-        notes = [
-            f"collect could not read {i['name']} ({i['source']}): {i.get('reason') or i['status']}"
-            for i in data.get("items", [])
-            if isinstance(i, dict) and i.get("status") != "ok"
-        ]
+        notes = []
+        for i in _list(data, "items", notes):
+            if isinstance(i, dict) and i.get("status") != "ok":
+                what = f"{_str(i.get('name')) or '?'} ({_str(i.get('source')) or '?'})"
+                notes.append(f"collect could not read {what}: {_str(i.get('reason')) or _str(i.get('status')) or '?'}")
         facts = Facts()
         if isinstance(data.get("platform"), str) and (m := GLIBC_IN_PLATFORM.search(data["platform"])):
             facts.glibc_version = m[1]
         if data.get("python_source") == "collector":
             # packages of diagnose's own interpreter, not necessarily the server's: "." is this bundle
             facts.foreign_sources.append(".")
-            notes.append(f"the packages in this bundle are of the collector's own interpreter ({data.get('python')}), "
+            notes.append(f"the packages in this bundle are of the collector's own interpreter ({_str(data.get('python'))}), "
                          "which may not be the server's: run `diagnose collect --python <the server's python>`")
         return facts, notes
     if "model_type" in data:
-        return Facts(model_types=[str(data["model_type"])]), []
+        model_type = _str(data["model_type"])
+        return Facts(model_types=[model_type] if model_type else []), []
     return None
 
 
-def _nvml_facts(data: dict) -> Facts:  # type: ignore[type-arg]
-    facts = Facts(driver_version=data.get("driver_version"), cuda_driver_version=data.get("cuda_driver_version"))
-    for g in data.get("gpus", []):
-        rows = g.get("remapped_rows") or {}
-        bus = g.get("bus_id")
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _bool(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _list(data: dict, key: str, notes: list[str]) -> list:  # type: ignore[type-arg]
+    value = data.get(key, [])
+    if isinstance(value, list):
+        return value
+    notes.append(f"{key}: expected a list, found {type(value).__name__}; left out")
+    return []
+
+
+def _nvml_facts(data: dict, notes: list[str]) -> Facts:  # type: ignore[type-arg]
+    facts = Facts(driver_version=_str(data.get("driver_version")), cuda_driver_version=_str(data.get("cuda_driver_version")))
+    for g in _list(data, "gpus", notes):
+        if not isinstance(g, dict):
+            notes.append(f"gpus: an entry is {type(g).__name__}, not an object; left out")
+            continue
+        rows = g.get("remapped_rows")
+        bus = _str(g.get("bus_id"))
         facts.gpus.append(
             GPU(
-                index=g.get("index"),
-                name=g.get("name"),
+                index=_int(g.get("index")),
+                name=_str(g.get("name")),
                 bus_id=_canonical_bus(bus) if bus else None,
-                compute_capability=g.get("compute_capability"),
-                memory_total_mib=g.get("memory_total_mib"),
-                uuid=g.get("uuid"),
-                ecc_uncorrected=g.get("ecc_uncorrected_volatile"),
-                remapped_rows_pending=rows.get("pending"),
+                compute_capability=_str(g.get("compute_capability")),
+                memory_total_mib=_int(g.get("memory_total_mib")),
+                uuid=_str(g.get("uuid")),
+                ecc_uncorrected=_int(g.get("ecc_uncorrected_volatile")),
+                remapped_rows_pending=_bool(rows.get("pending")) if isinstance(rows, dict) else None,
                 source="nvml",
             )
         )
-    for p in data.get("pairs", []):
+    for p in _list(data, "pairs", notes):
+        if not isinstance(p, dict) or _int(p.get("a")) is None or _int(p.get("b")) is None:
+            notes.append("pairs: an entry without integer GPU indexes a and b; left out")
+            continue
         a, b = f"GPU{p['a']}", f"GPU{p['b']}"
-        link = "NV#" if p.get("p2p_nvlink") == "OK" else p.get("topology")
+        link = "NV#" if p.get("p2p_nvlink") == "OK" else _str(p.get("topology"))
         if link:
             facts.topology.setdefault(a, {})[b] = link
             facts.topology.setdefault(b, {})[a] = link
-        if p.get("p2p_read"):
-            facts.p2p.setdefault(a, {})[b] = p["p2p_read"]
-            facts.p2p.setdefault(b, {})[a] = p["p2p_read"]
+        if read := _str(p.get("p2p_read")):
+            facts.p2p.setdefault(a, {})[b] = read
+            facts.p2p.setdefault(b, {})[a] = read
     return facts
 
 

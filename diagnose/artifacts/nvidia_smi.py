@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
+from diagnose.artifacts.numbers import to_int
 from diagnose.model import GPU, Facts
 
 HEADER = regex.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s+(\S+)(?:\s+CUDA Version:\s+(\S+))?")
@@ -48,20 +49,23 @@ def parse_table(lines: list[str]) -> Facts:
             facts.cuda_driver_version = m[3] if m[3] and m[3] != "N/A" else None
             continue
         if m := GPU_ROW.match(line.strip()):
-            current = GPU(index=int(m[1]), name=m[2].strip(), bus_id=_bus(m[3]))
-            if (ecc := ECC_CELL.search(line)) and ecc[1].isdigit():
-                current.ecc_uncorrected = int(ecc[1])
+            current = GPU(index=to_int(m[1]), name=m[2].strip(), bus_id=_bus(m[3]))
+            if ecc := ECC_CELL.search(line):
+                current.ecc_uncorrected = to_int(ecc[1])
             facts.gpus.append(current)
             continue
         if current is not None and current.memory_total_mib is None and (m := MEMORY.search(line)):
-            current.memory_total_mib = int(m[2])
+            current.memory_total_mib = to_int(m[2])
     return facts
 
 
 def _bus(bus_id: str) -> str:
     """Canonical PCI bus id `0000:3b:00.0` from nvidia-smi's `00000000:3B:00.0`."""
-    domain, rest = bus_id.split(":", 1)
-    return f"{int(domain, 16):04x}:{rest.lower()}"
+    domain, _, rest = bus_id.partition(":")
+    try:
+        return f"{int(domain, 16):04x}:{rest.lower()}"
+    except ValueError:  # not hex (a CSV column read by the wrong header): kept as written
+        return bus_id.lower()
 
 
 CSV_FIELDS = {
@@ -98,14 +102,14 @@ def parse_csv(lines: list[str]) -> Facts:
         if not row.get("name") and not row.get("bus") and not row.get("driver"):
             continue
         gpu = GPU(
-            index=int(row["index"]) if row.get("index", "").isdigit() else None,
+            index=to_int(row.get("index")),
             name=row.get("name") or None,
             bus_id=_bus(row["bus"]) if row.get("bus") else None,
             compute_capability=row.get("cc") or None,
             uuid=row.get("uuid") or None,
         )
         if mem := regex.match(r"(\d+)", row.get("mem", "")):
-            gpu.memory_total_mib = int(mem[1])
+            gpu.memory_total_mib = to_int(mem[1])
         if row.get("driver"):
             facts.driver_version = row["driver"]
         if gpu.name or gpu.bus_id:
@@ -128,7 +132,7 @@ def _guess_columns(cells: list[str]) -> dict[str, str]:
             row["mem"] = cell
         elif cell.startswith("GPU-"):
             row["uuid"] = cell
-        elif cell.isdigit() and "index" not in row and len(row) == 0:
+        elif to_int(cell) is not None and "index" not in row and len(row) == 0:
             row["index"] = cell
     return row
 

@@ -81,11 +81,12 @@ def parse_list_json(text: str) -> dict[str, str] | None:
     """`pip list --format=json` ([{"name": .., "version": ..}]), or None when it is not that."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, list) or not all(isinstance(d, dict) and "name" in d for d in data):
         return None
-    return {canonical(d["name"]): str(d.get("version", "")) for d in data}
+    return {canonical(d["name"]): d["version"] for d in data
+            if isinstance(d["name"], str) and d["name"] and isinstance(d.get("version"), str)}
 
 
 def parse_install_line(line: str) -> dict[str, str]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 from dataclasses import dataclass, field
 
-ANSI = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+# an OSC sequence ends at BEL or ESC \; one left open ends at the next ESC, so stripping stays linear
+ANSI = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 TRACEBACK = "Traceback (most recent call last):"
 CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 EXCEPTION = regex.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b(?::|$)")

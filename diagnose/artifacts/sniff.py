@@ -8,6 +8,7 @@ blocks into Facts, and hands every line to the caller (the matcher) with its kin
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +91,9 @@ BLOCKS: dict[str, Block] = {
 }
 SEGMENT_KIND = {"traceback": "server-log"}  # tracebacks are reported as part of their log
 MAX_BLOCK = 4000  # lines of one structured block kept for its parser
+MAX_FAILURE_NOTES = 5
+TIME_BUDGET_S = 20.0  # seconds one input may take to read, plus TIME_PER_MB_S per MiB of its lines
+TIME_PER_MB_S = 1.0
 
 HINTS = re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h in spec.hint))
 
@@ -112,6 +116,7 @@ class _Scanner:
         self.heading: str | None = None  # the last `### Heading` of an issue form, until its value
         self.block: str | None = None
         self.block_lines: list[str] = []
+        self.failures = 0  # lines or blocks a parser could not read (each a note, up to MAX_FAILURE_NOTES)
 
     # --- segments -------------------------------------------------------------------
     def _count(self, lineno: int, kind: str, blank: bool) -> None:
@@ -200,6 +205,16 @@ class _Scanner:
 
     def feed(self, lineno: int, raw: str) -> None:
         text = pylog.strip_ansi(raw)
+        try:
+            kind = self._parse(lineno, text)
+        except Exception as exc:  # a parser's bug on odd input is a note, never the end of the run
+            self._failed(f"line {lineno}", exc)
+            kind, self.block, self.block_lines = "server-log", None, []
+        self._count(lineno, kind, not text.strip())
+        self.result.lines = lineno
+        self.on_line(lineno, kind, text, self.source.line_hints)
+
+    def _parse(self, lineno: int, text: str) -> str:
         if text.startswith("### ") or self.heading:
             self._issue_form(text)
         kind = self._kind(lineno, text)
@@ -208,12 +223,21 @@ class _Scanner:
                 for xid in found.xids:
                     xid.source, xid.line = self.source.name, lineno
                 self.result.facts.merge(found)
-        self._count(lineno, kind, not text.strip())
-        self.result.lines = lineno
-        self.on_line(lineno, kind, text, self.source.line_hints)
+        return kind
+
+    def _failed(self, where: str, exc: Exception) -> None:
+        self.failures += 1
+        if self.failures <= MAX_FAILURE_NOTES:
+            self.source.notes.append(f"{where} could not be parsed ({type(exc).__name__}: {str(exc)[:200]}); "
+                                     "its facts were left out, its text was still matched")
 
     def finish(self) -> ScanResult:
-        self._close_block()
+        try:
+            self._close_block()
+        except Exception as exc:  # as in feed: a note
+            self._failed(f"the {self.block} block at the end", exc)
+        if self.failures > MAX_FAILURE_NOTES:
+            self.source.notes.append(f"{self.failures - MAX_FAILURE_NOTES} more line(s) could not be parsed")
         self.result.tracebacks = self.tracker.tracebacks
         self.result.cut_at = self.tracker.cut_at
         facts = self.result.facts
@@ -230,8 +254,17 @@ def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | Non
 
     With a prefilter factory, a large input gives only the lines the prefilter selects."""
     scanner = _Scanner(source, on_line)
-    for lineno, raw in source.lines(prefilter):
+    start, seen, lineno = time.perf_counter(), 0, 0
+    lines = source.lines(prefilter)
+    for lineno, raw in lines:
         scanner.feed(lineno, raw)
+        seen += len(raw) + 1
+        if lineno % 256 == 0 and time.perf_counter() - start > TIME_BUDGET_S + TIME_PER_MB_S * seen / (1 << 20):
+            lines.close()
+            source.notes.append(f"the time budget for one input ran out at line {lineno} "
+                                f"({time.perf_counter() - start:.1f} s): the rest of it was not read")
+            source.total_lines = max(source.total_lines, lineno)
+            break
     result = scanner.finish()
     if source.selected_lines is not None:
         unseen = source.total_lines - source.selected_lines

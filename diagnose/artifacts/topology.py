@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
+from diagnose.artifacts.numbers import to_int
 from diagnose.model import GPU, Facts
 
 HEADER = regex.compile(r"^\s*GPU0(?:\s+(?:GPU|NIC|mlx|CPU|NUMA)\S*)*")
@@ -64,7 +65,7 @@ def parse_list(lines: list[str]) -> Facts:
     current: str | None = None
     for line in lines:
         if m := LIST_GPU.match(line):
-            facts.gpus.append(GPU(index=int(m[1]), name=m[2], uuid=m[3]))
+            facts.gpus.append(GPU(index=to_int(m[1]), name=m[2], uuid=m[3]))
             current = f"GPU{m[1]}"
         elif current and (m := NVLINK.match(line)):
             state = "inactive" if "inactive" in m[2] else m[2].strip()
