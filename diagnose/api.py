@@ -9,12 +9,14 @@ from typing import BinaryIO
 
 from diagnose.artifacts import prefilter, reader, sniff
 from diagnose.artifacts.pip import canonical
+from diagnose.artifacts.streams import InflateBudget
 from diagnose.engine import fingerprint, rank, scope
 from diagnose.engine.match import ErrorLine, Matcher
 from diagnose.errors import InputError
 from diagnose.kb import compat, compiled
 from diagnose.kb.compiled import KnowledgeBase
 from diagnose.model import Diagnosis, Evidence, Facts, Skipped, walk
+from diagnose.remedy.plan import make_plan
 
 MAX_UNMATCHED = 5
 # import names whose distribution is named otherwise (the rest: canonical(import name))
@@ -43,9 +45,11 @@ def diagnose(
     return _run(opened, kb or load_kb(), use_prefilter)
 
 
-def diagnose_texts(artifacts: list[tuple[str, str | bytes]], kb: KnowledgeBase | None = None) -> Diagnosis:
-    """Diagnose in-memory artifacts given as (name, text) pairs (the server, tests)."""
-    opened = reader.ReadResult()
+def diagnose_texts(artifacts: list[tuple[str, str | bytes]], kb: KnowledgeBase | None = None,
+                   budget: InflateBudget | None = None) -> Diagnosis:
+    """Diagnose in-memory artifacts given as (name, text) pairs (the server, tests); `budget` bounds
+    what their compressed parts (tar members included) may inflate to."""
+    opened = reader.ReadResult(budget=budget or InflateBudget())
     for name, text in artifacts:
         data = text.encode("utf-8") if isinstance(text, str) else text
         reader.add_stream(opened, name, io.BytesIO(data))
@@ -109,6 +113,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
 
     catalog_notes.annotate(diagnosis.findings, matcher.hits, kb)
     diagnosis.set_aside = rank.set_aside(diagnosis.rejected, diagnosis.findings)
+    diagnosis.plan = make_plan(diagnosis.findings, facts, kb.compat)
     diagnosis.unmatched_errors = _unmatched(exceptions, matcher, diagnosis)
     catalog_notes.annotate_unmatched(diagnosis.unmatched_errors, kb)
     for note in sorted(set(matcher.timeouts)):

@@ -77,6 +77,13 @@ class GPU:
     uuid: str | None = None
     ecc_uncorrected: int | None = None
     remapped_rows_pending: bool | None = None
+    # PCIe link (nvidia-smi -q): trained width and generation against their maximum, and whether the GPU
+    # was busy then; idle GPUs lower both to save power, so only a busy GPU's link says anything
+    pcie_width_max: int | None = None
+    pcie_width_current: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_gen_current: int | None = None
+    busy: bool | None = None
     source: str | None = None
 
     def same_device(self, other: GPU) -> bool:
@@ -218,6 +225,18 @@ class RuleVerdict:
 
 
 @dataclass
+class Plan:
+    """One remediation for several findings: pins that satisfy all of them, each saying whom it serves."""
+
+    pins: dict[str, str] = field(default_factory=dict)  # distribution -> version (or `0.24.*`)
+    why: dict[str, str] = field(default_factory=dict)  # distribution -> the fact behind its pin
+    serves: dict[str, list[str]] = field(default_factory=dict)  # distribution -> rule ids
+    steps: list[dict[str, str]] = field(default_factory=list)  # {run, why}, in order
+    conflicts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Diagnosis:
     kb_version: str
     inputs: list[InputSummary] = field(default_factory=list)
@@ -228,6 +247,7 @@ class Diagnosis:
     rejected: list[RuleVerdict] = field(default_factory=list)
     # strong evidence a fact set aside (shown by default, not only with --explain)
     set_aside: list[RuleVerdict] = field(default_factory=list)
+    plan: Plan | None = None  # one remediation across the findings (diagnose/remedy/plan.py)
     schema_version: str = SCHEMA_VERSION
 
     def drop_explanations(self) -> None:

@@ -15,6 +15,7 @@ from diagnose.engine import conditions
 from diagnose.engine.match import Hit
 from diagnose.kb.compiled import PLACEHOLDER, CompiledRule, KnowledgeBase
 from diagnose.model import Evidence, Facts, Finding, RuleVerdict
+from diagnose.remedy import values as remedy_values
 
 REPORT_AT = 0.3  # below this a candidate is a near-miss, shown only by --explain
 CORROBORATE = 0.5
@@ -146,7 +147,22 @@ def _placeholders(candidate: Candidate, facts: Facts) -> dict[str, str]:
     if ccs := facts.compute_capabilities():
         values["facts.compute_capability"] = ccs[0]
     values.update(candidate.values)
+    for name, value in remedy_values.from_facts(facts, candidate.evidence, candidate.values).items():
+        values.setdefault(name, value)
     return values
+
+
+def _render_step(step: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
+    """A fix or verify step with its placeholders filled; what stayed unknown is named, with where
+    to look it up, so that no one pastes a `<placeholder>`."""
+    out: dict[str, Any] = {k: render_template(v, values) if isinstance(v, str) else v for k, v in step.items()}
+    missing = sorted({n for k, v in step.items() if isinstance(v, str)
+                      for n in remedy_values.unresolved(v, out[k], PLACEHOLDER)})
+    if missing:
+        out["unresolved"] = missing
+        hints = [remedy_values.LOOK_UP[n] for n in missing if n in remedy_values.LOOK_UP]
+        out["look_up"] = "; ".join(hints) if hints else "fill in " + ", ".join(f"<{n.rsplit('.', 1)[-1]}>" for n in missing)
+    return out
 
 
 RANK = re.compile(r"\[rank(\d+)\]|\[Rank (\d+)\]|\bTP(\d+)\b|\brank (\d+)\b|\brank=(\d+)\b")
@@ -174,9 +190,7 @@ def to_finding(candidate: Candidate, facts: Facts) -> Finding:
     values = _placeholders(candidate, facts)
     if lead := lead_rank(candidate.evidence):
         candidate.reasons.append(f"· {lead}")
-    fix = []
-    for step in rule.fix:
-        fix.append({k: render_template(v, values) for k, v in step.items()})
+    fix = [_render_step(step, values) for step in rule.fix]
     return Finding(
         rule_id=rule.id,
         title=rule.title,
@@ -188,7 +202,7 @@ def to_finding(candidate: Candidate, facts: Facts) -> Finding:
         reasons=candidate.reasons,
         checks=candidate.checks,
         fix=fix,
-        verify=[dict(v) for v in rule.verify],
+        verify=[_render_step(v, values) for v in rule.verify],
         verified_by=list(rule.verified_by),
         references=list(rule.references),
         first_position=candidate.first,

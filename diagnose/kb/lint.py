@@ -132,7 +132,8 @@ def _known_placeholder(name: str, rule: Any) -> bool:
     if head == "packages" and rest:
         return True
     if head == "facts":
-        return rest in ("driver_version", "cuda_driver_version", "compute_capability", "kernel_release", "torch_cuda")
+        return rest in ("driver_version", "cuda_driver_version", "compute_capability", "kernel_release", "torch_cuda",
+                        "torch_index_url", "gpu_index", "extension", "extension_module", "glibc_version")
     if head == "groups":
         return any(s.regex and f"(?P<{rest}>" in s.regex for s in rule.signals)
     if head == "compat":

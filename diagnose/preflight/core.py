@@ -52,6 +52,9 @@ def preflight(
     diagnosis.findings = _merge(findings, env.found)
     diagnosis.unmatched_errors = env.unmatched
     diagnosis.rejected = rejected
+    from diagnose.remedy.plan import make_plan
+
+    diagnosis.plan = make_plan(diagnosis.findings, env.facts, kb.compat)
     return diagnosis
 
 

@@ -29,6 +29,7 @@ def render(diagnosis: Diagnosis, **_: object) -> str:
         "",
     ]
     out += _summary(diagnosis)
+    out += _plan(diagnosis)
     out += ["## Impact", "", "TODO: who and what was affected, from when to when, and how it was noticed.", ""]
     out += _timeline(diagnosis)
     out += _environment(diagnosis)
@@ -154,8 +155,25 @@ def _unmatched(d: Diagnosis) -> list[str]:
         return []
     intro = ("Lines that look like errors and that no finding cites, the most likely failing line first:"
              if not d.findings else "Other exceptions that no finding cites:")
+    notes = [f"- {code(_where(e))}: {prose(n.summary)}" for e in d.unmatched_errors for n in e.catalog or []]
     return ["## Errors no rule explains", "", intro, "",
-            *fence([_where(e) + "  " + _cut(e.text, MAX_QUOTE) for e in d.unmatched_errors], "text"), ""]
+            *fence([_where(e) + "  " + _cut(e.text, MAX_QUOTE) for e in d.unmatched_errors], "text"), "",
+            *(["What the catalogues say about them:", "", *notes, ""] if notes else [])]
+
+
+def _plan(d: Diagnosis) -> list[str]:
+    """One remediation for several findings, with the finding each pin serves."""
+    plan = d.plan
+    if not plan:
+        return []
+    out = ["## Remediation plan", "", "| Package | Version | Why | Serves |", "| --- | --- | --- | --- |"]
+    for name, version in plan.pins.items():
+        serves = ", ".join(code(r, cell=True) for r in plan.serves.get(name, []))
+        out.append(f"| {code(name, cell=True)} | {code(version, cell=True)} | {cell(plan.why.get(name, ''))} | {serves} |")
+    out.append("")
+    out += [f"- {prose(n)}" for n in plan.notes + [f"Conflict: {c}" for c in plan.conflicts]]
+    out += ["", *fence([step["run"] for step in plan.steps], "sh"), ""]
+    return out
 
 
 def _set_aside(d: Diagnosis) -> list[str]:

@@ -33,6 +33,10 @@ def message(diagnosis: Diagnosis) -> dict[str, Any]:
     if diagnosis.findings:
         top = diagnosis.findings[0]
         blocks.append(header(f"Root cause: {top.title}"))
+        if diagnosis.plan:
+            blocks.append(section("*Plan* (one set of versions for every finding)",
+                                  [f"`{escape(step['run'])}`" for step in diagnosis.plan.steps[:3]]
+                                  + [f"conflict: {escape(c)}" for c in diagnosis.plan.conflicts[:2]]))
         blocks += _cause(top)
         others = diagnosis.findings[1:]
         if others:
@@ -45,6 +49,9 @@ def message(diagnosis: Diagnosis) -> dict[str, Any]:
     if diagnosis.unmatched_errors:
         title = "Errors no rule explains" if not diagnosis.findings else "Other exceptions no rule explains"
         blocks.append(quote_section(f"*{title}*", diagnosis.unmatched_errors))
+        notes = [f"`{escape(_where(e))}`: {escape(n.summary)}" for e in diagnosis.unmatched_errors for n in e.catalog or []]
+        if notes:
+            blocks.append(section("*What the catalogues say*", notes[:MAX_OTHERS]))
     blocks.append(_context(diagnosis))
     if len(blocks) > MAX_BLOCKS:  # cannot happen with the caps above; kept as the limit's guard
         blocks = blocks[: MAX_BLOCKS - 1] + blocks[-1:]

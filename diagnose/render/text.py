@@ -5,7 +5,7 @@ Colour only when writing to a terminal and NO_COLOR is unset.
 
 from __future__ import annotations
 
-from diagnose.model import Diagnosis, Finding
+from diagnose.model import Diagnosis, Finding, Plan
 
 FULL = 3  # findings shown with evidence, fix and verify; the rest get one line each
 SEVERITY_COLOUR = {"critical": "31;1", "high": "31", "medium": "33", "low": "36", "info": "37"}
@@ -35,6 +35,9 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
     else:
         what = "no known failure found"
     out.append(s(f"diagnose: {what}", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
+    if diagnosis.plan:
+        out.append("")
+        out.extend(_plan(diagnosis.plan, s))
     for finding in findings[:full]:
         out.append("")
         out.extend(_finding(finding, s, explain=explain))
@@ -52,6 +55,7 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
         for e in diagnosis.unmatched_errors:
             fp = f"  {s(f'[fingerprint {e.fingerprint}]', '2')}" if e.fingerprint else ""
             out.append(f"  {s(f'{e.source}:{e.line}', '2')}  {e.text}{fp}")
+            out.extend(f"      {s('catalogue:', '2')} {note.summary}" for note in e.catalog or [])
     if diagnosis.set_aside:
         out.append("")
         out.append(s("Set aside (strong evidence that a fact ruled out; check the fact):", "1"))
@@ -73,6 +77,21 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
         out.append(s("Notes on the inputs:", "1"))
         out.extend(f"  {n}" for n in notes)
     return "\n".join(out) + "\n"
+
+
+def _plan(plan: Plan, s: Style) -> list[str]:
+    """The one remediation for every finding it serves, before the findings themselves."""
+    served = sorted({r for ids in plan.serves.values() for r in ids})
+    lines = [s("Plan", "1") + f" (one set of versions for {', '.join(served)}):"]
+    for name, version in plan.pins.items():
+        lines.append(f"  {name} {version}: {plan.why.get(name, '')} [{', '.join(plan.serves.get(name, []))}]")
+    for note in plan.notes:
+        lines.append(f"  {note}")
+    for step in plan.steps:
+        lines.append(f"  $ {step['run']}")
+    for conflict in plan.conflicts:
+        lines.append(f"  {s('conflict:', '33')} {conflict}")
+    return lines
 
 
 def _finding(f: Finding, s: Style, indent: str = "", explain: bool = False) -> list[str]:
@@ -104,6 +123,8 @@ def _finding(f: Finding, s: Style, indent: str = "", explain: bool = False) -> l
         lines.append(f"     {i}. {step['step']}")
         if step.get("run"):
             lines.append(f"        $ {step['run']}")
+        if step.get("look_up"):
+            lines.append(f"        {s('fill in:', '33')} {step['look_up']}")
         if step.get("caution"):
             lines.append(f"        {s('caution:', '33')} {step['caution']}")
     lines.append(f"   {s('verify:', '1')}")
