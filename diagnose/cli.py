@@ -10,7 +10,7 @@ import click
 
 from diagnose import __version__
 from diagnose.cli_rules import rules_cmd
-from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, DiagnoseError
+from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNEXPLAINED, EXIT_USAGE, DiagnoseError
 
 FORMATS = ("text", "json", "markdown", "slack")
 
@@ -82,7 +82,18 @@ def _emit(diagnosis: Any, fmt: str, output: str | None, color: str, explain: boo
 
         diagnosis = redact_diagnosis(diagnosis)
     _write(RENDERERS[fmt](diagnosis, **opts), output)
-    sys.exit(EXIT_FOUND if diagnosis.findings and not exit_zero else EXIT_CLEAN)
+    sys.exit(EXIT_CLEAN if exit_zero else exit_code(diagnosis, predicted))
+
+
+def exit_code(diagnosis: Any, predicted: bool = False) -> int:
+    """1 a cause found (predicted); 3 none, but errors no rule explains (a preflight: checks it was asked
+    for could not run); 0 clean. A CI gate can trust 0."""
+    if diagnosis.findings:
+        return EXIT_FOUND
+    if predicted:
+        unchecked = [s for s in diagnosis.skipped if s.source.startswith(("preflight:", "model "))]
+        return EXIT_UNEXPLAINED if unchecked else EXIT_CLEAN
+    return EXIT_UNEXPLAINED if diagnosis.unmatched_errors else EXIT_CLEAN
 
 
 def _colour(choice: str, output: str | None) -> bool:
@@ -130,10 +141,10 @@ def _write(text: str, output: str | None) -> None:
 @click.option("--max-body-mb", default=8.0, show_default=True, type=click.FloatRange(min=0.001), help="Largest request body.")
 @click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds a request may take.")
-@click.option("--max-inflight", default=32, show_default=True, type=click.IntRange(min=1),
-              help="Requests handled at once; more are answered 503.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Diagnosis threads (the work holds the GIL: more threads rarely help; run more instances).")
+@click.option("--max-inflight", default=256, show_default=True, type=click.IntRange(min=1),
+              help="Requests with their body read, waiting for or holding a worker; more are answered 503.")
+@click.option("--workers", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Diagnosis worker processes, each stopped at the request's deadline (0: one per CPU, at most 8).")
 def serve_cmd(host: str, port: int, insecure_no_auth: bool, redact: bool, max_body_mb: float, timeout_s: float,
               max_inflight: int, workers: int) -> None:
     """The chat-ops HTTP service: POST /v1/diagnose, POST /slack/commands, GET /healthz.

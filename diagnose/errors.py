@@ -5,6 +5,7 @@ from __future__ import annotations
 EXIT_CLEAN = 0  # nothing found / nothing predicted
 EXIT_FOUND = 1  # a root cause found (or a problem predicted)
 EXIT_USAGE = 2  # usage or input error
+EXIT_UNEXPLAINED = 3  # no known cause, yet error lines no rule explains (a preflight: asked checks not run)
 
 
 class DiagnoseError(Exception):

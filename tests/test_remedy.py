@@ -66,3 +66,24 @@ def test_an_extension_failure_names_that_extension_in_its_fix_and_verify(kb):
     runs = _runs(first)
     assert "import torch, xformers" in runs
     assert "sgl_kernel" not in runs and "force-reinstall flash-attn" not in runs
+
+
+def test_an_error_no_rule_explains_is_not_nothing_found():
+    from conftest import run_cli
+
+    unknown = run_cli("-", input=b"RuntimeError: the frobnicator failed to start\n")
+    assert unknown.returncode == 3, unknown.stdout
+    assert b"errors no rule explains" in unknown.stdout
+    assert run_cli("-", input=b"INFO all good\n").returncode == 0
+
+
+def test_a_preflight_that_could_not_run_what_it_was_asked_does_not_exit_clean(tmp_path: Path):
+    from conftest import run_cli
+
+    env = tmp_path / "pip-freeze.txt"
+    env.write_text("torch==2.9.1+cu128\n")
+    proc = run_cli("preflight", str(env), "--", "vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2")
+    assert proc.returncode == 3
+    out = proc.stdout.decode()
+    assert "the launch runs vllm, which the environment checked does not have" in out
+    assert "no GPU facts" in out

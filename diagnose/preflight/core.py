@@ -48,7 +48,7 @@ def preflight(
         _plan(env, kb, out, plan, plan_report, resolve, python)
     findings, rejected = predict.findings(out, env.facts, kb)
     diagnosis = Diagnosis(kb_version=kb.version, inputs=env.inputs, facts=env.facts)
-    diagnosis.skipped = env.skipped + out.skipped
+    diagnosis.skipped = env.skipped + out.skipped + _not_checked(env, command)
     diagnosis.findings = _merge(findings, env.found)
     diagnosis.unmatched_errors = env.unmatched
     diagnosis.rejected = rejected
@@ -79,6 +79,20 @@ def _plan(env, kb, out, plan: str | None, report: str | None, resolve: bool, pyt
         found = install_plan.estimate(plan or "", env, kb)
     env.inputs.append(InputSummary(report or "--plan", "install-report" if report else "install-plan", 1))
     plan_checks.check(found, env, kb, out)
+
+
+def _not_checked(env, command) -> list[Skipped]:  # type: ignore[no-untyped-def]
+    """What the launch asks that the inputs cannot check: said, so that a clean exit means checked."""
+    out = []
+    facts = env.facts
+    if command and command.framework and facts.packages and command.framework not in facts.packages:
+        out.append(Skipped(f"preflight:{command.framework}",
+                           f"the launch runs {command.framework}, which the environment checked does not have: its "
+                           "checks were not run (is this the server's environment? --python PATH of its interpreter)"))
+    if command and command.framework and not facts.gpus:
+        out.append(Skipped("preflight:gpus", "no GPU facts (no nvidia-smi output, collect bundle or NVML): the GPU "
+                                             "checks (GPUs for --tp, P2P, compute capability) were not run"))
+    return out
 
 
 def _merge(predicted: list[Finding], found: list[Finding]) -> list[Finding]:

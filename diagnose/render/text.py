@@ -32,8 +32,12 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
         what = f"{n} predicted failure{'s' if n != 1 else ''}" if findings else "no known failure predicted"
     elif findings:
         what = "1 root cause" if n == 1 else f"{n} candidate root causes"
+    elif diagnosis.unmatched_errors:
+        what = "no known failure found, but errors no rule explains (below)"
     else:
         what = "no known failure found"
+    if predicted and not findings and any(sk.source.startswith(("preflight:", "model ")) for sk in diagnosis.skipped):
+        what += ", but some checks could not run (see Skipped)"
     out.append(s(f"diagnose: {what}", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
     if diagnosis.plan:
         out.append("")
