@@ -11,6 +11,7 @@ import hmac
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -303,7 +304,9 @@ def test_insecure_no_auth_serves_without_a_token(tmp_path):
         stop(s)
 
 
-def test_saturated_server_answers_503_and_slow_bodies_408(tmp_path):
+def test_slow_bodies_hold_no_slot_and_get_408(tmp_path):
+    """A slow sender is cut at the read deadline, and meanwhile the only request slot serves others;
+    one without the token is refused before its body is read."""
     s = start_server(tmp_path, "--max-inflight", "1", "--timeout", "2")
     results: dict[str, int] = {}
 
@@ -320,15 +323,32 @@ def test_saturated_server_answers_503_and_slow_bodies_408(tmp_path):
         worker = threading.Thread(target=slow_request)
         worker.start()
         with httpx.Client(base_url=s.url, timeout=30) as c:
-            deadline = time.monotonic() + 10
-            while c.get("/healthz").json()["inflight"] < 1 and time.monotonic() < deadline:
-                time.sleep(0.02)  # until the slow request holds the only slot
-            busy = c.post("/v1/diagnose", content=NMS, headers=AUTH)
-            assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
-            assert c.get("/healthz").status_code == 200  # health checks are never refused
+            time.sleep(0.5)
+            assert c.post("/v1/diagnose", content=NMS, headers=AUTH).status_code == 200  # the slot is free
+            assert c.get("/healthz").status_code == 200
             worker.join(timeout=30)
-            assert results["slow"] == 408
-            assert c.post("/v1/diagnose", content=NMS, headers=AUTH).status_code == 200  # the slot is free again
+        assert results["slow"] == 408
+        host, port = s.url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=5) as anonymous:  # headers only, no body yet
+            anonymous.sendall(b"POST /v1/diagnose HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+            assert anonymous.recv(100).startswith(b"HTTP/1.1 401")  # answered before its body was read
+    finally:
+        stop(s)
+
+
+def test_a_diagnosis_past_its_deadline_is_stopped_and_the_worker_replaced(tmp_path):
+    s = start_server(tmp_path, "--timeout", "0.5", "--workers", "1")
+    big = NCCL_LOG * max(1, (7 << 20) // len(NCCL_LOG))  # takes longer than 0.5 s to diagnose
+    try:
+        with httpx.Client(base_url=s.url, timeout=60) as c:
+            r = c.post("/v1/diagnose", content=big, headers=AUTH)
+            assert r.status_code == 503 and "stopped" in r.json()["detail"]
+            assert c.get("/healthz").json()["stopped"] == 1
+            deadline = time.monotonic() + 30
+            while (r := c.post("/v1/diagnose", content=NMS, headers=AUTH)).status_code != 200:
+                assert time.monotonic() < deadline, r.text  # the replacement worker starts
+                time.sleep(0.2)
+            assert r.json()["findings"][0]["rule_id"] == "torchvision-torch-mismatch"
     finally:
         stop(s)
 
@@ -361,8 +381,6 @@ def test_the_diagnose_path_does_not_import_the_server_stack(tmp_path):
 def test_listening_socket_is_tcp_so_answers_are_not_delayed():
     """asyncio sets TCP_NODELAY only on sockets created with IPPROTO_TCP; without it every keep-alive
     request waits ~40 ms for a delayed ACK."""
-    import socket
-
     from diagnose.server.serve import bind
 
     sock = bind("127.0.0.1", 0)
@@ -373,14 +391,52 @@ def test_listening_socket_is_tcp_so_answers_are_not_delayed():
 
 
 def test_compressed_bodies_and_bundles_are_read_but_bombs_refused(client):
+    import bz2
     import gzip
+    import io
+    import tarfile
 
     r = client.post("/v1/diagnose", content=gzip.compress(NCCL_LOG), headers=AUTH)
     assert r.status_code == 200 and r.json()["findings"][0]["rule_id"] == "nccl-timeout"
     bundle = FIXTURES / "healthy" / "collect-bundle-h200x1" / "bundle.tar.gz"
     r = client.post("/v1/diagnose", files=[("files", ("bundle.tar.gz", bundle.read_bytes()))], headers=AUTH)
     assert r.status_code == 200 and r.json()["facts"]["gpus"] and not r.json()["findings"]
-    bomb = gzip.compress(bytes(100 * 1024 * 1024), compresslevel=9)  # ~100 KB that inflates to 100 MB
+    bomb = gzip.compress(b"A" * (100 << 20), compresslevel=9)  # ~100 KB that inflates to 100 MB of text
     assert len(bomb) < 1024 * 1024
     r = client.post("/v1/diagnose", content=bomb, headers=AUTH)
     assert r.status_code == 413 and "inflates" in r.json()["detail"]
+    zeros = gzip.compress(bytes(100 << 20), compresslevel=9)  # binary: refused after its first block
+    r = client.post("/v1/diagnose", content=zeros, headers=AUTH)
+    assert r.status_code == 422 and "binary" in r.json()["detail"]
+    inner = bz2.compress(b"B" * (200 << 20))  # a bomb inside a bundle member is bounded the same way
+    member = tarfile.TarInfo("logs/server.log.bz2")
+    member.size = len(inner)
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w:gz") as tar:
+        tar.addfile(member, io.BytesIO(inner))
+    r = client.post("/v1/diagnose", content=packed.getvalue(), headers=AUTH)
+    assert r.status_code == 413 and "server.log.bz2" in r.json()["detail"]
+
+
+def test_hostile_metadata_is_a_4xx_line_never_a_500(client):
+    deep = client.post("/v1/diagnose", content=b'{"artifacts": ' + b"[" * 100_000, headers={
+        **AUTH, "Content-Type": "application/json"})
+    assert deep.status_code == 400 and "nested" in deep.json()["detail"]
+    number = client.post("/v1/diagnose", headers={**AUTH, "Content-Type": "application/json"},
+                         content=b'{"artifacts": [{"name": "a", "text": "x"}], "n": ' + b"9" * 5000 + b"}")
+    assert number.status_code == 400 and "number" in number.json()["detail"]
+    body = b"command=%2Fdiagnose&text=boom"
+    r = client.post("/slack/commands", content=body, headers={
+        "X-Slack-Request-Timestamp": "9" * 5000, "X-Slack-Signature": "v0=" + "0" * 64,
+        "Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 401 and "timestamp" in r.json()["detail"].lower()
+
+
+def test_a_client_that_writes_a_huge_body_first_reads_the_413(server):
+    """Over four times the limit (1 MB here), written whole before reading: the answer, not a reset."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    body = b"x" * (6 << 20)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"POST /v1/diagnose HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKEN.encode()
+                     + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        assert sock.recv(100).startswith(b"HTTP/1.1 413")

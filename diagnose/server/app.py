@@ -1,82 +1,61 @@
-"""The routes. Each diagnosis runs in a worker thread under the request's deadline; answers are
-redacted unless the operator turned that off. Nothing here runs a fix or verify command."""
+"""The routes. Each diagnosis runs in a worker process (pool.py) under the request's deadline and
+is stopped there; answers are redacted unless the operator turned that off. Who may ask is decided
+from the headers, before the body is read (Guard's `authorize`). Nothing here runs a fix or verify
+command."""
 
-import threading
 import time
 import urllib.parse
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-import anyio
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from diagnose import __version__, api
-from diagnose.errors import InputError
 from diagnose.kb.compiled import KnowledgeBase
-from diagnose.model import Diagnosis
-from diagnose.redact import redact_diagnosis
-from diagnose.render import RENDERERS, slack
 from diagnose.server import auth, bodies
-from diagnose.server.guards import Guard
+from diagnose.server.guards import Guard, Scope
+from diagnose.server.pool import Job, JobError, WorkerPool
 from diagnose.server.settings import Settings
 
 MEDIA = {"json": "application/json", "markdown": "text/markdown; charset=utf-8", "slack": "application/json"}
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"description": "Malformed body: empty, invalid JSON, wrong shape"},
+    400: {"description": "Malformed body: empty, invalid JSON, wrong shape, numbers or nesting over the limits"},
     401: {"description": "Missing or wrong bearer token (or Slack signature)"},
     408: {"description": "The body did not arrive in time"},
-    413: {"description": "Body over the size limit"},
+    413: {"description": "Body over the size limit, or compressed data that inflates past its limit"},
     422: {"description": "Nothing diagnosable in the body (binary data, empty artifacts)"},
-    503: {"description": "Busy (too many requests at once) or the diagnosis ran over the time limit"},
+    503: {"description": "Busy (too many requests at once) or the diagnosis ran over the time limit and was stopped"},
 }
-T = TypeVar("T")
 SLACK_USAGE = "Paste a log after the command: `/diagnose <log lines>`. Secrets, IPs, hosts and user names are masked."
 
 
-def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> Any:
+def create_app(settings: Settings, kb: KnowledgeBase | None = None, pool: WorkerPool | None = None) -> Any:
     kb = kb or api.load_kb()
-    limiter = anyio.CapacityLimiter(settings.workers)
+    pool = pool or WorkerPool(kb, settings.workers)
     app = FastAPI(
         title="diagnose", version=__version__, docs_url=None, redoc_url=None,
         description="Names the root cause of a failed GPU / LLM-inference deployment from its logs. "
                     "Answers are redacted; the service never runs fix or verify commands.",
+        on_startup=[pool.start], on_shutdown=[pool.close],
     )
     bearer = HTTPBearer(auto_error=False, description="The token in the server's DIAGNOSE_API_TOKEN")
 
-    running = Running()
-
-    async def in_worker(request: Request, work: Callable[[], tuple[Diagnosis, T]]) -> T:
-        """Run `work` (diagnose, redact, render) in a worker thread, within the request's deadline.
-        A diagnosis past its deadline is abandoned, not stopped: `running` bounds how many may be."""
-        if running.count >= settings.workers * 2:
-            raise HTTPException(503, "busy: diagnoses that ran over the time limit are still finishing",
-                                headers={"Retry-After": "5"})
-        left = request.scope["state"]["deadline"] - time.perf_counter()
+    async def in_worker(request: Request, artifacts: list[tuple[str, bytes]], redact: bool, fmt: str) -> Any:
+        """Diagnose, redact and render in a worker process, within the request's deadline."""
+        job = Job(artifacts, redact, fmt, settings.max_inflated)
         try:
-            with anyio.fail_after(max(left, 0.001)):
-                diagnosis, answer = await anyio.to_thread.run_sync(running.wrap(work), limiter=limiter,
-                                                                   abandon_on_cancel=True)
-        except TimeoutError:
-            raise HTTPException(503, f"the request ran over the time limit ({settings.timeout_s:g} s)") from None
-        except InputError as exc:
-            raise HTTPException(422, str(exc)) from None
-        except bodies.TooLargeInflated as exc:
-            raise HTTPException(413, str(exc)) from None
-        top = diagnosis.findings[0].rule_id if diagnosis.findings else "-"
-        request.scope["state"].setdefault("log", {}).update(findings=len(diagnosis.findings), top=top)
+            answer, findings, top = await pool.run(job, request.scope["state"]["deadline"])
+        except JobError as exc:
+            headers = {"Retry-After": "5"} if exc.status == 503 else None
+            raise HTTPException(exc.status, exc.detail, headers=headers) from None
+        request.scope["state"].setdefault("log", {}).update(findings=findings, top=top)
         return answer
-
-    def diagnosed(artifacts: list[tuple[str, bytes]], redact: bool) -> Diagnosis:
-        inflated: list[tuple[str, str | bytes]] = [(n, bodies.inflate(d, settings.max_inflated)) for n, d in artifacts]
-        diagnosis = api.diagnose_texts(inflated, kb=kb)
-        return redact_diagnosis(diagnosis) if redact else diagnosis
 
     @app.get("/healthz", summary="Liveness: the service is up and its knowledge base is loaded")
     async def healthz() -> dict[str, Any]:
         return {"status": "ok", "version": __version__, "kb_version": kb.version, "rules": len(kb.rules),
-                "inflight": guard.inflight, "diagnosing": running.count}
+                "inflight": guard.inflight, "diagnosing": pool.busy, "workers": pool.size, "stopped": pool.killed}
 
     @app.post("/v1/diagnose", summary="Diagnose logs", responses=ERRORS,
               openapi_extra={"requestBody": bodies.OPENAPI_BODY})
@@ -87,17 +66,12 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> Any:
         name: Annotated[str, Query(max_length=bodies.MAX_NAME, description="Name of a raw body's artifact.")] = "body",
     ) -> Response:
         """The JSON diagnosis (docs/diagnosis.schema.json), or `?format=markdown|slack`."""
-        if not settings.insecure_no_auth:
+        if not settings.insecure_no_auth:  # the Guard checked it before the body; checked again here
             header = f"{credentials.scheme} {credentials.credentials}" if credentials else None
             if not auth.bearer_ok(header, settings.api_token or ""):
                 raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
         artifacts = await _artifacts(request, name, settings)
-
-        def work() -> tuple[Diagnosis, str]:
-            diagnosis = diagnosed(artifacts, settings.redact)
-            return diagnosis, RENDERERS[fmt](diagnosis)
-
-        return Response(await in_worker(request, work), media_type=MEDIA[fmt])
+        return Response(await in_worker(request, artifacts, settings.redact, fmt), media_type=MEDIA[fmt])
 
     @app.post("/slack/commands", summary="Slack slash command: /diagnose <pasted log>", responses=ERRORS,
               openapi_extra={"requestBody": {"content": {"application/x-www-form-urlencoded": {
@@ -118,39 +92,29 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> Any:
         text = (form.get("text") or [""])[0]
         if not text.strip():
             return JSONResponse({"response_type": "ephemeral", "text": SLACK_USAGE})
-
-        def work() -> tuple[Diagnosis, dict[str, Any]]:
-            diagnosis = diagnosed([("slack", text.encode())], redact=True)  # a channel: always redacted
-            return diagnosis, slack.message(diagnosis)
-
-        try:
-            message = await in_worker(request, work)
+        try:  # a channel: always redacted
+            message = await in_worker(request, [("slack", text.encode())], True, "slack-command")
         except HTTPException as exc:
             return JSONResponse({"response_type": "ephemeral", "text": f"diagnose: {exc.detail}"})
         return JSONResponse({"response_type": "in_channel", **message})
 
-    guard = Guard(app, settings)
+    def authorize(scope: Scope) -> tuple[int, str, dict[str, str]] | None:
+        """From the headers alone, before the body is read: refuse what the route would refuse."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if scope["path"] == "/v1/diagnose" and not settings.insecure_no_auth:
+            if not auth.bearer_ok(headers.get("authorization"), settings.api_token or ""):
+                return 401, "missing or wrong bearer token", {"www-authenticate": "Bearer"}
+        elif scope["path"] == "/slack/commands":
+            if not settings.slack_signing_secret:
+                return 404, "the Slack command is not enabled: set SLACK_SIGNING_SECRET", {}
+            problem = auth.slack_headers_problem(headers.get("x-slack-request-timestamp"),
+                                                 headers.get("x-slack-signature"), time.time())
+            if problem:
+                return 401, problem, {}
+        return None
+
+    guard = Guard(app, settings, authorize)
     return guard
-
-
-class Running:
-    """How many worker threads are diagnosing now, abandoned ones included."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.lock = threading.Lock()
-
-    def wrap(self, work: Callable[[], T]) -> Callable[[], T]:
-        def counted() -> T:
-            with self.lock:
-                self.count += 1
-            try:
-                return work()
-            finally:
-                with self.lock:
-                    self.count -= 1
-
-        return counted
 
 
 async def _artifacts(request: Request, name: str, settings: Settings) -> list[tuple[str, bytes]]:

@@ -34,15 +34,27 @@ def slack_signature(secret: str, timestamp: str, body: bytes) -> str:
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
-def slack_problem(secret: str, timestamp: str | None, signature: str | None, body: bytes,
-                  now: float | None = None) -> str | None:
-    """Why a Slack request must be refused, or None when its signature holds."""
+def slack_headers_problem(timestamp: str | None, signature: str | None, now: float | None = None) -> str | None:
+    """What is wrong with a Slack request's headers alone: checked before its body is read.
+
+    >>> slack_headers_problem("9" * 5000, "v0=x")
+    'bad X-Slack-Request-Timestamp'
+    """
     if not timestamp or not signature:
         return "missing X-Slack-Request-Timestamp or X-Slack-Signature"
-    if not timestamp.isdigit():
+    if not (timestamp.isascii() and timestamp.isdigit()) or len(timestamp) > 12:
         return "bad X-Slack-Request-Timestamp"
     if abs((now if now is not None else time.time()) - int(timestamp)) > MAX_SKEW_S:
         return f"stale request: the timestamp is more than {MAX_SKEW_S} s away from now"
-    if not hmac.compare_digest(slack_signature(secret, timestamp, body).encode(), signature.encode()):
+    return None
+
+
+def slack_problem(secret: str, timestamp: str | None, signature: str | None, body: bytes,
+                  now: float | None = None) -> str | None:
+    """Why a Slack request must be refused, or None when its signature holds."""
+    if problem := slack_headers_problem(timestamp, signature, now):
+        return problem
+    assert timestamp is not None and signature is not None
+    if not hmac.compare_digest(slack_signature(secret, timestamp, body).encode(), signature.encode("utf-8", "replace")):
         return "bad signature"
     return None

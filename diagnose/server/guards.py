@@ -1,9 +1,12 @@
-"""ASGI middleware in front of every route: limits first, then the app, then one log line.
+"""ASGI middleware in front of every route: who may ask, then the body, then a slot, then the app.
 
-- more than `max_inflight` requests at once: 503 with Retry-After (health checks are never refused);
-- a body over `max_body` bytes: 413 (a declared Content-Length over the limit is answered after the
-  body is drained, so that the client reads the answer instead of a reset connection);
-- a body not received within `timeout_s`: 408;
+- authentication (`authorize`, from the headers alone) before a byte of the body is read: an
+  unauthenticated client is answered 401 at once, so it cannot hold the service with slow bodies;
+- the body is read under its own deadline (`read_timeout_s`: 408) before a request slot is taken,
+  so slow senders do not hold the slots; a body over `max_body` is drained (until the deadline)
+  and answered 413, so that a client that writes its whole body first reads the answer, not a reset;
+- more than `max_inflight` requests with their body read: 503 with Retry-After (health checks are
+  never refused);
 - one log line per request: method, path, status, bytes in, milliseconds, and what the route put
   in `scope["state"]["log"]` (the finding's rule id, never the log content).
 """
@@ -28,17 +31,14 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = logging.getLogger("diagnose.server")
 UNLIMITED = ("/healthz", "/openapi.json")
-DRAIN_FACTOR = 4  # a body is drained up to this many times the limit before the connection is dropped
-
-
-class TooLarge(Exception):
-    pass
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings,
+                 authorize: Callable[[Scope], tuple[int, str, dict[str, str]] | None] | None = None) -> None:
         self.app = app
         self.settings = settings
+        self.authorize = authorize  # (status, detail, headers) when the headers already refuse the request
         self.inflight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -58,14 +58,11 @@ class Guard:
         try:
             if scope["path"] in UNLIMITED:
                 await self.app(scope, receive, send_logged)
-            elif self.inflight >= self.settings.max_inflight:
-                await answer(send_logged, 503, "busy: too many requests at once, retry shortly", {"retry-after": "1"})
+            elif self.authorize is not None and (refused := self.authorize(scope)):
+                status, detail, headers = refused
+                await answer(send_logged, status, detail, {**headers, "connection": "close"})
             else:
-                self.inflight += 1
-                try:
-                    await self._limited(scope, receive, send_logged, seen)
-                finally:
-                    self.inflight -= 1
+                await self._limited(scope, receive, send_logged, seen)
         finally:
             extra = " ".join(f"{k}={v}" for k, v in state.get("log", {}).items())
             log.info("%s %s %d in=%dB %.1fms %s", scope["method"], scope["path"], seen["status"], seen["bytes"],
@@ -73,20 +70,25 @@ class Guard:
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send, seen: dict[str, int]) -> None:
         limit = self.settings.max_body
-        declared = _content_length(scope)
+        read_s = min(self.settings.read_timeout_s, self.settings.timeout_s)
         try:
-            with anyio.fail_after(self.settings.timeout_s):
-                body = await read_body(receive, limit, drain=declared is None or declared <= limit * DRAIN_FACTOR)
-        except TooLarge as exc:
-            seen["bytes"] = int(str(exc))
-            await answer(send, 413, f"body too large: the limit is {limit} bytes")
-            return
+            with anyio.fail_after(read_s):
+                body = await read_body(receive, limit, seen)
         except TimeoutError:
-            await answer(send, 408, f"the request body did not arrive within {self.settings.timeout_s:g} s")
+            if seen["bytes"] > limit:
+                await answer(send, 413, f"body too large: the limit is {limit} bytes")
+            else:
+                await answer(send, 408, f"the request body did not arrive within {read_s:g} s", {"connection": "close"})
+            return
+        if seen["bytes"] > limit:
+            await answer(send, 413, f"body too large: the limit is {limit} bytes")
             return
         if body is None:  # the client went away
             return
-        seen["bytes"] = len(body)
+        if self.inflight >= self.settings.max_inflight:
+            await answer(send, 503, "busy: too many requests at once, retry shortly", {"retry-after": "1"})
+            return
+        scope["state"]["deadline"] = time.perf_counter() + self.settings.timeout_s
         sent = False
 
         async def replay() -> Message:
@@ -96,28 +98,30 @@ class Guard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        self.inflight += 1
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self.inflight -= 1
 
 
-async def read_body(receive: Receive, limit: int, drain: bool) -> bytes | None:
-    """The whole body, at most `limit` bytes; over it, TooLarge (after reading on, up to a bound)."""
+async def read_body(receive: Receive, limit: int, seen: dict[str, int]) -> bytes | None:
+    """The whole body; over `limit` the rest is read and dropped (None, and seen["bytes"] says how
+    much came); None when the client went away."""
     chunks: list[bytes] = []
-    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             return None
         chunk = message.get("body", b"")
-        size += len(chunk)
-        if size <= limit:
+        seen["bytes"] += len(chunk)
+        if seen["bytes"] <= limit:
             chunks.append(chunk)
-        elif not drain or size > limit * DRAIN_FACTOR:
-            raise TooLarge(size)
+        else:
+            chunks = []
         if not message.get("more_body", False):
             break
-    if size > limit:
-        raise TooLarge(size)
-    return b"".join(chunks)
+    return b"".join(chunks) if seen["bytes"] <= limit else None
 
 
 async def answer(send: Send, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
@@ -128,13 +132,3 @@ async def answer(send: Send, status: int, detail: str, headers: dict[str, str] |
         raw.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
-
-
-def _content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None

@@ -22,9 +22,10 @@ class Settings:
     insecure_no_auth: bool = False
     redact: bool = True
     max_body: int = 8 * 1024 * 1024  # bytes of one request body
-    timeout_s: float = 30.0  # one request, reading its body and diagnosing it
-    max_inflight: int = 32  # requests being handled at once; more get 503
-    workers: int = 1  # diagnoses running at once (threads; the GIL makes more slower: benchmarks/load_server.py)
+    timeout_s: float = 30.0  # one request's diagnosis, from its body's end; a worker past it is stopped
+    read_timeout_s: float = 10.0  # one request's body, outside the request slots; past it 408
+    max_inflight: int = 256  # requests with their body read, waiting for or holding a worker; more get 503
+    workers: int = 0  # diagnosis worker processes (0: one per CPU, at most 8)
     max_artifacts: int = 64  # artifacts in one JSON or multipart body
     max_inflated: int = 64 * 1024 * 1024  # bytes a gzip / bzip2 / xz artifact may inflate to
 
