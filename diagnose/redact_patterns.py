@@ -30,6 +30,7 @@ PUBLIC_DOMAINS = (
     "conda-forge.org", "ubuntu.com", "debian.org", "kernel.org", "docker.com", "docker.io", "ghcr.io", "quay.io",
     "stackoverflow.com", "microsoft.com", "google.com", "googleapis.com", "openai.com", "anthropic.com",
     "slack.com", "gnu.org", "example.com", "example.org", "example.net", "astral.sh", "modelscope.cn", "nccl.dev",
+    "kubernetes.io", "git-lfs.com", "git-scm.com", "llvm.org", "numpy.org", "jax.readthedocs.io", "ollama.com",
 )
 # top-level domains that end a host name in logs; file extensions that are also TLDs (.py, .sh, .so,
 # .md, .pt, .cc, .in) are left out on purpose
