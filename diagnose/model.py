@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = "1.0"
+MAX_GPUS = 1024  # GPUs one diagnosis keeps: more than any host has
 
 
 @dataclass
@@ -150,12 +151,8 @@ class Facts:
         for name, where in other.seen_packages.items():
             self.seen_packages.setdefault(name, where)
         self.foreign_sources.extend(s for s in other.foreign_sources if s not in self.foreign_sources)
-        for gpu in other.gpus:
-            same = next((g for g in self.gpus if g.same_device(gpu)), None)
-            if same is None:
-                self.gpus.append(gpu)
-            else:
-                same.fill(gpu)
+        if other.gpus:
+            self._merge_gpus(other.gpus)
         for attr in (
             "driver_version",
             "cuda_driver_version",
@@ -175,6 +172,34 @@ class Facts:
         self.model_types.extend(m for m in other.model_types if m not in self.model_types)
         for name, value in other.env.items():
             self.env.setdefault(name, value)
+
+    def _merge_gpus(self, gpus: list[GPU]) -> None:
+        """Each GPU joins the one it is the same device as, or is added: linear in the GPUs, since a
+        GPU none of whose bus id, UUID and index is known yet cannot be the same as any (thousands of
+        rows of a crafted table must not take quadratic time)."""
+        ids = {("bus", g.bus_id) for g in self.gpus} | {("uuid", g.uuid) for g in self.gpus} | {
+            ("index", g.index) for g in self.gpus}
+        by_bus = {g.bus_id: g for g in reversed(self.gpus) if g.bus_id}
+        busless = sum(1 for g in self.gpus if not g.bus_id)
+        for gpu in gpus:
+            keys = {("bus", gpu.bus_id), ("uuid", gpu.uuid), ("index", gpu.index)}
+            same = None
+            if gpu.bus_id and not busless:  # every known GPU has a bus id: only it can say
+                same = by_bus.get(gpu.bus_id)
+            elif any(k in ids for k in keys if k[1] is not None):
+                same = next((g for g in self.gpus if g.same_device(gpu)), None)
+            if same is None:
+                if len(self.gpus) >= MAX_GPUS:
+                    continue
+                self.gpus.append(gpu)
+                same = gpu
+                busless += not gpu.bus_id
+            else:
+                busless -= not same.bus_id and bool(gpu.bus_id)
+                same.fill(gpu)
+            if same.bus_id:
+                by_bus.setdefault(same.bus_id, same)
+            ids |= {("bus", same.bus_id), ("uuid", same.uuid), ("index", same.index)}
 
     def is_foreign(self, source: str | None) -> bool:
         """Was this artifact's package list taken from another environment than the server's?"""
