@@ -99,7 +99,7 @@ def rules_test(fixtures_dir: str | None, select: str | None, verbose: bool, show
             status = "ok  " if r.ok else "FAIL"
             click.echo(f"{status} {r.case.name}: " + ("; ".join(r.problems) or f"first {r.predicted}"))
     click.echo("")
-    for line in selftest.confusion_lines(results):
+    for line in selftest.confusion_lines(results, sorted(kb.rules) if not fixtures_dir and not select else None):
         click.echo(line)
     s = selftest.summary(results)
     click.echo("")
@@ -107,7 +107,8 @@ def rules_test(fixtures_dir: str | None, select: str | None, verbose: bool, show
                f"run, {len(problems)} failed")
     if s["labelled"]:
         click.echo(f"labelled cases: {s['labelled']}; true cause first {s['top1']}/{s['labelled']} "
-                   f"({s['top1'] / s['labelled']:.0%}), in top 3 {s['top3']}/{s['labelled']} ({s['top3'] / s['labelled']:.0%})")
+                   f"({s['top1'] / s['labelled']:.0%}), in top 3 {s['top3']}/{s['labelled']} ({s['top3'] / s['labelled']:.0%}), "
+                   f"a wrong cause first {s['wrong_first']}/{s['labelled']}")
     click.echo(f"healthy cases: {s['healthy']}; with no finding {s['healthy_clean']}/{s['healthy']}")
     if show_calibration:
         cal = selftest.calibration(results)
@@ -138,22 +139,26 @@ def _fixtures_root(given: str | None):  # type: ignore[no-untyped-def]
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Default: docs/rules in the repository.")
 @click.option("--check", is_flag=True, help="Exit 1 when the pages differ from the rules, write nothing.")
 def rules_docs(out_dir: str | None, check: bool) -> None:
-    """Generate docs/rules/<id>.md from the rules."""
+    """Generate docs/rules/<id>.md from the rules (and docs/catalog/*.md from rules/catalog/)."""
     from pathlib import Path
 
     from diagnose import api
-    from diagnose.kb import docs, loader
+    from diagnose.kb import catalog_docs, docs, loader
 
     kb = api.load_kb()
     rules_dir = loader.default_rules_dir()
     target = Path(out_dir) if out_dir else rules_dir.parent / "docs" / "rules"
+    catalogs = target.parent / "catalog"
     if check:
-        stale = docs.drift(kb, rules_dir.parent, target)
-        for name in stale:
-            click.echo(f"{target / name}: out of date; run `diagnose rules docs`")
+        stale = [target / n for n in docs.drift(kb, rules_dir.parent, target)]
+        stale += [catalogs / n for n in catalog_docs.drift(rules_dir, catalogs)]
+        for path in stale:
+            click.echo(f"{path}: out of date; run `diagnose rules docs`")
         sys.exit(EXIT_FOUND if stale else EXIT_CLEAN)
     changed = docs.write(kb, rules_dir.parent, target)
     click.echo(f"{len(changed)} page(s) written to {target}")
+    written = catalog_docs.write(rules_dir, catalogs)
+    click.echo(f"{len(written)} page(s) written to {catalogs}")
 
 
 @rules_cmd.command("draft")

@@ -111,6 +111,7 @@ def summary(results: list[CaseResult]) -> dict[str, Any]:
     top1 = sum(1 for r in labelled if r.predicted == r.case.truth)
     top3 = sum(1 for r in labelled if r.case.truth in r.ranked[:3])
     clean = sum(1 for r in healthy if not r.ranked)
+    wrong = sum(1 for r in labelled if r.ranked and r.predicted != r.case.truth)
     return {
         "cases": len(results),
         "labelled": len(labelled),
@@ -119,22 +120,30 @@ def summary(results: list[CaseResult]) -> dict[str, Any]:
         "healthy": len(healthy),
         "healthy_clean": clean,
         "passed": sum(1 for r in results if r.ok),
+        "wrong_first": wrong,
     }
 
 
-def confusion_lines(results: list[CaseResult]) -> list[str]:
-    """Rows: the true cause; columns: what was ranked first, as `predicted xN`."""
-    rows: dict[str, Counter[str]] = {}
+def confusion_lines(results: list[CaseResult], rule_ids: list[str] | None = None) -> list[str]:
+    """Rows: the true cause; columns: what was ranked first, as `predicted xN`, and the near-misses
+    (cases naming the id under `absent`) that it kept away from. With `rule_ids`, every rule gets a
+    row, also one without a case (so a missing fixture shows)."""
+    rows: dict[str, Counter[str]] = {rid: Counter() for rid in rule_ids or []}
+    near: dict[str, list[bool]] = {}
     for r in results:
         rows.setdefault(r.case.truth, Counter())[r.predicted] += 1
+        for absent in r.case.expected.get("absent") or []:
+            near.setdefault(absent, []).append(not any(f"{absent} must not be reported" in p for p in r.problems))
     width = max((len(t) for t in rows), default=10)
-    out = [f"{'true cause':<{width}}  n  top-1  ranked first as"]
+    out = [f"{'true cause':<{width}}  n  top-1  near-miss  ranked first as"]
     for truth in sorted(rows):
         counts = rows[truth]
         n = sum(counts.values())
         right = counts.get(truth, 0) if truth != HEALTHY else counts.get(NOTHING, 0)
-        cells = ", ".join(f"{p} x{c}" for p, c in counts.most_common())
-        out.append(f"{truth:<{width}}  {n:>2} {right:>3}/{n:<2}  {cells}")
+        held = near.get(truth, [])
+        nm = f"{sum(held)}/{len(held)}" if held else "-"
+        cells = ", ".join(f"{p} x{c}" for p, c in counts.most_common()) or "(no case)"
+        out.append(f"{truth:<{width}}  {n:>2} {right:>3}/{n:<2} {nm:>9}  {cells}")
     return out
 
 
