@@ -160,16 +160,28 @@ PATTERNS: list[Pattern] = [
     _p(r"(?P<token>eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,})", hint=("eyj",)),
     _p(r"hooks\.slack\.com/(?:services|workflows)/(?P<token>[A-Za-z0-9/_-]+)", hint=("hooks.slack.com",)),
     # secrets named by what precedes them
-    _p(r"(?i)aws_secret_access_key[\"']?\s*[=:]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+    _p(r"(?i)(?:aws_)?secret_?access_?key[\"']?\s*[=:]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
        hint=("ecret",)),
+    # PEM private keys (a GCP service account's "private_key", one line with \n escapes, or a PEM block)
+    _p(r"(?P<secret>-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----(?:[A-Za-z0-9+/=\s]|\\n){0,8192}"
+       r"(?:-----END [A-Z ]{0,20}PRIVATE KEY-----)?)", hint=("private key-----",)),
+    _p(r"(?m)^\s*(?P<secret>[A-Za-z0-9+/]{60,}={0,2})\s*$", hint=None),  # a line of a PEM body or a raw key
+    # GPU identities: UUIDs (GPU-..., MIG-...) and board serial numbers
+    _p(r"(?i)(?<![\w-])(?P<gpu>(?:GPU|MIG)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])",
+       hint=("gpu-", "mig-")),
+    _p(r"(?i)\bserial(?:[ _-]?(?:number|no))?[\"']?\s*[=:]\s*[\"']?(?P<serial>[A-Za-z0-9-]{4,64})(?![\w-])",
+       hint=("serial",)),
+    # Kubernetes pod names: <deployment>-<replica set hash>-<5 characters>, of the alphabet they are drawn from
+    _p(r"(?<![\w.-])(?P<pod>[a-z0-9](?:[a-z0-9-]{0,200}[a-z0-9])?-[bcdfghjklmnpqrstvwxz2456789]{6,10}"
+       r"-[bcdfghjklmnpqrstvwxz2456789]{5})(?![\w-])", hint=("-",)),
     _p(r"(?i)\b(?:authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic)?|bearer)\s+(?P<token>[A-Za-z0-9._~+/-]{8,}=*)",
        _keep_value, hint=("bearer", "authorization")),
-    _p(r"(?i)(?<![\w-])(?-i:[A-Z0-9]+_)*(?:api[_-]?key|access[_-]?token|auth[_-]?token|hf[_-]?token|token|"
-       r"client[_-]?secret|secret[_-]?key|secret|password|passwd)[\"']?\s*[=:]\s*[\"']?(?P<secret>[^\s\"'`,;)}\]]{4,})",
+    _p(r"(?i)(?<![\w-])(?:[A-Za-z0-9]+[_-])*(?:api[_-]?key|access[_-]?token|auth[_-]?token|hf[_-]?token|token|"
+       r"client[_-]?secret|secret[_-]?key|private[_-]?key(?:[_-]?id)?|secret|password|passwd)[\"']?\s*[=:]\s*[\"']?(?P<secret>[^\s\"'`,;)}\]]{4,})",
        _keep_value, hint=("key", "token", "secret", "passw")),
     _p(r"(?<![\w-])--(?:api-key|hf-token|token|password|secret)(?:=|\s+)[\"']?(?P<secret>[^\s\"']{4,})", _keep_value,
        hint=("--",)),
-    _p(r"://(?P<user>[^:/@\s<>]+):(?P<secret>[^@/\s<>]+)@", _keep_userinfo, hint=("://",)),
+    _p(r"://(?P<user>[^:/@\s<>]+)?:(?P<secret>[^@/\s<>]+)@", _keep_userinfo, hint=("://",)),
     # identities
     _p(r"(?<![\w.%+-])(?P<email>[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24})(?![\w-]|\.[\w-])", _keep_email,
        hint=("@",)),

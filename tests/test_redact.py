@@ -187,3 +187,25 @@ def test_redact_flag_masks_json_and_markdown():
         out = run_cli("--format", fmt, "--redact", input=log).stdout.decode()
         assert not any(s in out for s in SECRETS), fmt
         assert re.search(r"<token-\d+>", out)
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('{"AccessKeyId": "ASIAIOSFODNN7EXAMPLE", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}',
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ('{"db_password": "hunter2secret"}', "hunter2secret"),
+    ('{"openai_api_key": "abcd1234efgh"}', "abcd1234efgh"),
+    ("connecting to redis://:s3cr3tpw@cache-01:6379/0", "s3cr3tpw"),
+    ("pod vllm-server-7d9f8c6b5d-x2k4p was OOMKilled", "vllm-server-7d9f8c6b5d-x2k4p"),
+    ('"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSj\\n-----END PRIVATE KEY-----\\n"',
+     "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSj"),
+    ("GPU 0: NVIDIA H200 (UUID: GPU-5f2b1c3a-8d4e-4f6a-9b0c-1d2e3f4a5b6c)", "5f2b1c3a-8d4e-4f6a-9b0c-1d2e3f4a5b6c"),
+    ("    Serial Number                         : 1654922001234", "1654922001234"),
+])
+def test_masks_cloud_keys_pods_and_gpu_identities(text, secret):
+    masked = Redactor().redact(text)
+    assert secret not in masked and "<" in masked
+
+
+def test_gpu_names_versions_and_statefulset_pods_stay():
+    text = "NVIDIA H200 torch==2.9.1 flash-attn-2.8.3 worker-0 Minor Number : 3"
+    assert Redactor().redact(text) == text
