@@ -21,6 +21,9 @@ def rule_page(rule: CompiledRule, root: Path) -> str:
     out += ["## Signals", "", "| id | weight | matches |", "|---|---|---|"]
     for s in rule.signals:
         what = f"regex `{_cell(s.regex or '')}`" if s.regex else f"fuzzy ≥{s.threshold}: `{_cell(s.fuzzy or '')}`"
+        if getattr(s, "cuda_error", None):
+            names = ", ".join(f"`{n}`" for n in s.cuda_error or [])
+            what = f"CUDA error {names}: its names, message and number ([catalogue](../catalog/cuda-errors.md))"
         kinds = f" (in {', '.join(sorted(s.kinds))})" if s.kinds else ""
         out.append(f"| {s.id} | {s.weight} | {what}{kinds} |")
     if rule.conditions:

@@ -35,13 +35,14 @@ def default_rules_dir() -> Path:
 
 
 def rule_paths(dirs: Iterable[Path]) -> list[Path]:
-    """Every rule file under the given dirs (compat tables excluded), in a stable order."""
+    """Every rule file under the given dirs (compat tables and catalogues excluded), in a stable order."""
     paths: list[Path] = []
     for root in dirs:
         if not root.is_dir():
             raise RuleError(f"{root}: not a directory of rules")
         paths.extend(
-            p for p in sorted(root.rglob("*.yaml")) if "compat" not in p.relative_to(root).parts
+            p for p in sorted(root.rglob("*.yaml"))
+            if not {"compat", "catalog"} & set(p.relative_to(root).parts)
         )
     return paths
 
