@@ -147,3 +147,68 @@ def test_vllm_collect_env_with_framed_sections(kb):
     f = api.diagnose([str(ROOT / "fixtures" / "sm120-shared-memory-nan--vllm-46721" / "collect_env.txt")], kb=kb).facts
     assert [(g.name, g.compute_capability) for g in f.gpus] == [("NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0")]
     assert f.packages["torch"] == "2.11.0+cu130" and f.torch_cuda == "13.0"
+
+
+# One GPU's section of `nvidia-smi -a` (driver 352.63, a 6 GB Maxwell GeForce running mcx at 100 %), as
+# posted in https://github.com/fangq/mcx/issues/18 (fangq, 2016-02-17); the stored copy of the comment
+# starts inside "PCIe Generation", so only the width is known here.
+MCX_18_BUSY_X8 = """\
+                Max                 : 2
+                Current             : 2
+            Link Width
+                Max                 : 16x
+                Current             : 8x
+        Bridge Chip
+            Type                    : N/A
+            Firmware                : N/A
+        Replays since reset         : 0
+        Tx Throughput               : 0 KB/s
+        Rx Throughput               : 0 KB/s
+    Fan Speed                       : 0 %
+    Performance State               : P2
+    Clocks Throttle Reasons
+        Idle                        : Not Active
+        Applications Clocks Setting : Not Active
+        SW Power Cap                : Not Active
+        HW Slowdown                 : Not Active
+        Unknown                     : Active
+    FB Memory Usage
+        Total                       : 6143 MiB
+        Used                        : 144 MiB
+        Free                        : 5999 MiB
+    BAR1 Memory Usage
+        Total                       : 256 MiB
+        Used                        : 4 MiB
+        Free                        : 252 MiB
+    Compute Mode                    : Default
+    Utilization
+        Gpu                         : 100 %
+        Memory                      : 0 %
+        Encoder                     : 0 %
+        Decoder                     : 0 %
+"""
+
+
+def test_pcie_link_of_a_busy_gpu_section_wherever_it_is_nested():
+    from diagnose.artifacts import nvsmi_query
+    from diagnose.engine import conditions
+    from diagnose.model import GPU, Facts
+
+    link = nvsmi_query._pcie(nvsmi_query._tree(MCX_18_BUSY_X8.splitlines()))
+    assert link == {"pcie_gen_max": None, "pcie_gen_current": None, "pcie_width_max": 16,
+                    "pcie_width_current": 8, "busy": True}
+    holds, detail, _ = conditions.evaluate({"pcie_link": "degraded", "effect": "evidence", "weight": 0.7},
+                                           Facts(gpus=[GPU(index=0, **link)]), {}, {})
+    assert holds is True and "x8 of x16" in detail
+
+
+def test_pcie_link_of_idle_gpus_is_not_judged(kb):
+    # the H200 snapshot was taken idle (0 %): its x16 gen 5 link is read, but an idle link says nothing
+    for name in ("nvidia-smi-q.txt", "nvidia-smi-q-x.xml"):
+        f = facts_of(name, kb=kb)
+        assert [(g.pcie_gen_current, g.pcie_gen_max, g.pcie_width_current, g.pcie_width_max, g.busy)
+                for g in f.gpus] == [(5, 5, 16, 16, False)] * 2
+        from diagnose.engine import conditions
+        holds, detail, _ = conditions.evaluate({"pcie_link": "degraded", "effect": "evidence", "weight": 0.7},
+                                               f, {}, {})
+        assert holds is None and "idle" in detail

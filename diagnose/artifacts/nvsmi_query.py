@@ -82,6 +82,35 @@ def _uncorrectable(ecc: dict[str, Any]) -> int | None:
     return total if seen else None
 
 
+def _find(node: dict[str, Any], key: str) -> Any:
+    """The first value named `key` in a GPU's section, however deep the driver release nests it."""
+    if key in node:
+        return node[key]
+    for value in node.values():
+        if isinstance(value, dict) and (found := _find(value, key)) is not None:
+            return found
+    return None
+
+
+def _number(value: Any) -> int | None:
+    m = regex.match(r"\s*(\d+)", value) if isinstance(value, str) else None
+    return int(m[1]) if m else None
+
+
+def _pcie(node: dict[str, Any]) -> dict[str, Any]:
+    """PCIe link of one GPU section: `PCIe Generation` and `Link Width` (Max / Current, "16x"), and
+    whether the GPU was busy (Utilization > 0 %): idle GPUs lower both, which is not a fault."""
+    gen, width, util = _find(node, "PCIe Generation"), _find(node, "Link Width"), node.get("Utilization")
+    gpu_util = _number(util.get("GPU", util.get("Gpu"))) if isinstance(util, dict) else None
+    return {
+        "pcie_gen_max": _number(gen.get("Max")) if isinstance(gen, dict) else None,
+        "pcie_gen_current": _number(gen.get("Current")) if isinstance(gen, dict) else None,
+        "pcie_width_max": _number(width.get("Max")) if isinstance(width, dict) else None,
+        "pcie_width_current": _number(width.get("Current")) if isinstance(width, dict) else None,
+        "busy": gpu_util > 0 if gpu_util is not None else None,
+    }
+
+
 def parse_query(lines: list[str]) -> Facts:
     tree = _tree(lines)
     facts = Facts(driver_version=tree.get("Driver Version"))
@@ -99,6 +128,7 @@ def parse_query(lines: list[str]) -> Facts:
             memory_total_mib=_mib(fb.get("Total")) if isinstance(fb, dict) else None,
             ecc_uncorrected=_uncorrectable(node.get("ECC Errors", {})),
             remapped_rows_pending=(pending == "Yes") if pending in ("Yes", "No") else None,
+            **_pcie(node),
         )
         facts.gpus.append(gpu)
     return facts
@@ -139,6 +169,11 @@ def parse_xml(text: str) -> Facts | None:
                 memory_total_mib=_mib(_text(node, "fb_memory_usage/total")),
                 ecc_uncorrected=sum(uncorrectable) if uncorrectable else None,
                 remapped_rows_pending=(pending == "Yes") if pending in ("Yes", "No") else None,
+                pcie_gen_max=_number(_text(node, "pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
+                pcie_gen_current=_number(_text(node, "pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
+                pcie_width_max=_number(_text(node, "pci/pci_gpu_link_info/link_widths/max_link_width")),
+                pcie_width_current=_number(_text(node, "pci/pci_gpu_link_info/link_widths/current_link_width")),
+                busy=(u > 0) if (u := _number(_text(node, "utilization/gpu_util"))) is not None else None,
             )
         )
     return facts

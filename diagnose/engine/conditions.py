@@ -110,6 +110,8 @@ def evaluate(
         not_ok = [s for s in states if s != "OK"]
         holds = bool(not_ok) if value == "not-ok" else not not_ok
         return holds, f"P2P {'not OK for some pairs' if not_ok else 'OK for all pairs'}", {}
+    if subject == "pcie_link":
+        return _pcie_link(value, facts)
     if subject == "compare":
         return _compare(value, facts, groups)
     if subject == "gpu_count":
@@ -142,3 +144,26 @@ def _compare(spec: dict[str, str], facts: Facts, groups: dict[str, str]) -> tupl
     if spec["relation"] == "newer":
         return a > b, f"the line needs {named}; {label} is {known}", {}
     return a[0] != b[0], f"the line loads major {a[0]}; {label} is {known}", {}
+
+
+def _pcie_link(value: str, facts: Facts) -> tuple[bool | None, str, dict[str, str]]:
+    """Does a GPU that was busy train its PCIe link below its maximum width or generation?
+
+    Idle GPUs lower both to save power (nvidia-smi: "may be reduced when the GPU is not in use"),
+    so only GPUs with utilisation above 0 % are judged; none such is unknown, not healthy."""
+    judged = [g for g in facts.gpus if g.busy and g.pcie_width_max and g.pcie_width_current]
+    if not judged:
+        return None, "PCIe link of a busy GPU unknown (idle GPUs lower it to save power)", {}
+
+    def low(g: Any) -> bool:
+        gen_low = bool(g.pcie_gen_max and g.pcie_gen_current and g.pcie_gen_current < g.pcie_gen_max)
+        return g.pcie_width_current < g.pcie_width_max or gen_low
+
+    degraded = [g for g in judged if low(g)]
+    detail = "; ".join(
+        f"GPU {g.bus_id or g.index}: PCIe x{g.pcie_width_current} of x{g.pcie_width_max}"
+        + (f", gen {g.pcie_gen_current} of {g.pcie_gen_max}" if g.pcie_gen_max and g.pcie_gen_current else "")
+        + " while busy"
+        for g in (degraded or judged)[:4]
+    )
+    return (bool(degraded) if value == "degraded" else not degraded), detail, {}

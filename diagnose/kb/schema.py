@@ -111,6 +111,7 @@ class Condition(Strict):
     xid: Optional[list[int]] = None
     gpu_link: Optional[str] = None
     p2p: Optional[Literal["ok", "not-ok"]] = None
+    pcie_link: Optional[Literal["degraded", "full"]] = None
     gpu_count: Optional[str] = None
     compare: Optional[Compare] = None
     effect: Effect
@@ -151,6 +152,7 @@ SUBJECTS = (
     "xid",
     "gpu_link",
     "p2p",
+    "pcie_link",
     "gpu_count",
     "compare",
 )
