@@ -11,6 +11,7 @@ import click
 from diagnose import __version__
 from diagnose.cli_rules import rules_cmd
 from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNEXPLAINED, EXIT_USAGE, DiagnoseError
+from diagnose.slack.cli import feedback_cmd, slack_cmd
 
 FORMATS = ("text", "json", "markdown", "slack")
 
@@ -284,6 +285,8 @@ def verify_cmd(names: tuple[str, ...], python: str | None, timeout: float, fmt: 
 
 
 cli.add_command(rules_cmd)  # the `rules` group lives in cli_rules.py
+cli.add_command(slack_cmd)  # `diagnose slack` and `diagnose feedback` live in slack/cli.py (no Bolt import)
+cli.add_command(feedback_cmd)
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from diagnose.redact_patterns import GENERIC_NAMES, PATTERNS, SECRET_KEY, is_public
+from diagnose.redact_patterns import GENERIC_NAMES, PATTERNS, SECRET_KEY, Pattern, is_public
 
 T = TypeVar("T")
 URL_HOST = re.compile(r"https?://([A-Za-z0-9.-]+)")
@@ -31,8 +31,9 @@ PROPAGATE_MIN = 4  # a learned user or host name this long is masked wherever it
 class Redactor:
     """Masks in one output: call `redact` on every string (or `redact_diagnosis` once)."""
 
-    def __init__(self, public_hosts: frozenset[str] = frozenset()) -> None:
+    def __init__(self, public_hosts: frozenset[str] = frozenset(), extra: list[Pattern] | None = None) -> None:
         self.public_hosts = public_hosts  # beyond the built-in list: the hosts of the KB's references
+        self.patterns = [*(extra or []), *PATTERNS]  # a team's own (redact_team.py) first
         self.masks: dict[tuple[str, str], str] = {}
         self.counts: dict[str, int] = {}
         self.known: dict[str, str] = {}  # user and host names seen in structured places -> mask
@@ -54,7 +55,7 @@ class Redactor:
         if masked is None:
             masked = text
             lower = text.lower()
-            for pattern in PATTERNS:
+            for pattern in self.patterns:
                 if pattern.hint and not any(h in lower for h in pattern.hint):
                     continue
                 masked = pattern.regex.sub(lambda m, p=pattern: self._replace(m, p.keep), masked)  # type: ignore[misc]
@@ -95,7 +96,10 @@ class Redactor:
 def redact_diagnosis(diagnosis: T) -> T:
     """The diagnosis with every string masked, consistently within it. The hosts of the findings'
     references and `verified_by` are the KB's own words, public by construction: they stay."""
-    return Redactor(public_hosts=frozenset(_reference_hosts(getattr(diagnosis, "findings", [])))).redact_diagnosis(diagnosis)
+    from diagnose.redact_team import from_env  # DIAGNOSE_REDACT_DOMAINS / DIAGNOSE_REDACT_PATTERNS
+
+    hosts = frozenset(_reference_hosts(getattr(diagnosis, "findings", [])))
+    return Redactor(public_hosts=hosts, extra=from_env()).redact_diagnosis(diagnosis)
 
 
 def _reference_hosts(findings: list[Any]) -> set[str]:

@@ -107,6 +107,16 @@ def _keep_url_host(m: re.Match[str], kind: str) -> bool:
     return is_public(m[kind]) or _looks_ip(m[kind])
 
 
+# an address by its shape and context: a port (`<53312>`, `:29500`), a prefix length, or an interface or
+# connection word right before it (`peer`, `eth0:`, `via`); a version by a version word right before it
+ADDRESS_AFTER = re.compile(r"(?:<\d{1,5}>|:\d{1,5}(?![\d.])|/\d{1,2}(?!\d))")
+ADDRESS_BEFORE = re.compile(
+    r"(?i)(?:\b(?:peer|addr|address|ip|inet6?|host|via|using|src|dst|remote|local|bind|gateway|gw|server|client|"
+    r"nameserver)\b|\b(?:eth|ib|en[ops]?|bond|docker|br|vlan|mlx5_|hsn|bond)\w*|\[\d+\]|@)\s*[:=]?\s*$"
+)
+VERSION_BEFORE = re.compile(VERSION_WORDS.pattern + r"[\w.-]*\s*(?:version)?\s*[:=]?\s*v?$")
+
+
 def _keep_ip(m: re.Match[str], kind: str) -> bool:
     """Loopback and unspecified addresses, and dotted quads that are package versions."""
     value = m[kind]
@@ -114,9 +124,11 @@ def _keep_ip(m: re.Match[str], kind: str) -> bool:
         return True
     line_start = m.string.rfind("\n", 0, m.start()) + 1
     before = m.string[line_start : m.start()]
+    if ADDRESS_AFTER.match(m.string, m.end()) or ADDRESS_BEFORE.search(before[-24:]):
+        return False
     return (
         before.endswith(("==", ">=", "<=", "~=", "!=", ") ("))
-        or bool(VERSION_WORDS.search(before[-28:]))
+        or bool(VERSION_BEFORE.search(before[-40:]))
         or bool(PIP_ROW.match(before))
     )
 
@@ -202,4 +214,13 @@ PATTERNS: list[Pattern] = [
        hint=("addr", "host", "node_name")),
     _p(r"(?<![\w.@/\\-])(?P<host>(?:" + LABEL + r"\.)+[A-Za-z]{2,24})(?![\w-]|\.[\w-])", _keep_fqdn, hint=(".",)),
     _p(r"(?<![\w.@/\\:<-])(?P<host>[A-Za-z][A-Za-z0-9-]{0,62})(?=:[1-9]\d{1,4}(?!\w))", _keep_host_port, hint=(":",)),
+    # user names outside home paths: `USER=alice`, `uid=1000(alice)`, `sudo -u alice`, scratch folders
+    _p(r"(?i)(?<![\w-])(?:user|username|logname|sudo_user|login|owner)[\"']?\s*[=:]\s*[\"']?"
+       r"(?P<user>[A-Za-z_][A-Za-z0-9_.-]{1,31})(?![\w@.(-])", _keep_user_host, hint=("user", "login", "owner")),
+    _p(r"\b(?:uid|gid|euid|groups)=\d+\((?P<user>[A-Za-z_][A-Za-z0-9_.-]{0,31})\)", _keep_user_host, hint=("id=",)),
+    _p(r"(?<![\w-])(?:sudo -u|runuser -u|su -|su -l|chown|as user|by user|for user)\s+"
+       r"(?P<user>[A-Za-z_][A-Za-z0-9_.-]{1,31})(?![\w@.-])", _keep_user_host, hint=("su", "chown", "user")),
+    _p(r"(?:/scratch|/export/home|/nfs/home|/lustre/home|/gpfs/home|/var/mail|/var/spool/cron)/"
+       r"(?P<user>[A-Za-z_][A-Za-z0-9._-]{1,31})(?=[/\\\s\"':]|$)", _keep_user_host,
+       hint=("/scratch/", "/export/home/", "/nfs/home/", "/lustre/home/", "/gpfs/home/", "/var/")),
 ]

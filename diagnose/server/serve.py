@@ -5,18 +5,22 @@ from __future__ import annotations
 import logging
 import socket
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 
 from diagnose import api
 from diagnose.errors import DiagnoseError
+from diagnose.kb.compiled import KnowledgeBase
 from diagnose.server.app import create_app
 from diagnose.server.settings import Settings
 
 __all__ = ["Settings", "run"]
 
 
-def run(settings: Settings) -> None:
+def run(settings: Settings, extend: Callable[[Any, KnowledgeBase], str] | None = None) -> None:
+    """`extend` adds routes to the app (the Slack app's /slack/events) and returns what it added."""
     settings.check()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     kb = api.load_kb()
@@ -28,8 +32,11 @@ def run(settings: Settings) -> None:
     print(f"diagnose serve: listening on http://{shown}:{port} (kb {kb.version}, {len(kb.rules)} rules; "
           f"/v1/diagnose: {auth}; /slack/commands: {slack}; redaction {'on' if settings.redact else 'off'})",
           file=sys.stderr, flush=True)
+    app = create_app(settings, kb)
+    if extend:
+        print(f"diagnose serve: also {extend(app.app, kb)}", file=sys.stderr, flush=True)
     config = uvicorn.Config(
-        create_app(settings, kb), log_config=None, access_log=False, timeout_keep_alive=75,  # above proxies' 60 s
+        app, log_config=None, access_log=False, timeout_keep_alive=75,  # above proxies' 60 s
         timeout_graceful_shutdown=5, server_header=False,
     )
     uvicorn.Server(config).run(sockets=[sock])
