@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import ServerConnection, serve
 
 BOT_USER = "UBOT"
@@ -92,9 +93,12 @@ class SlackStandIn:
         self._ws = ws
         ws.send(json.dumps({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0APP"}}))
         self._connected.set()
-        for raw in ws:
-            msg = json.loads(raw)
-            self._record(Call("ack", msg.get("envelope_id", ""), msg, {}, raw.encode() if isinstance(raw, str) else raw))
+        try:
+            for raw in ws:
+                msg = json.loads(raw)
+                self._record(Call("ack", msg.get("envelope_id", ""), msg, {}, raw.encode() if isinstance(raw, str) else raw))
+        except ConnectionClosed:  # the app went away without a close frame: its own business
+            pass
 
     def send(self, kind: str, payload: dict[str, Any], accepts_response: bool = False) -> str:
         """Send one Socket Mode envelope (events_api, slash_commands, interactive); returns its id."""

@@ -228,3 +228,85 @@ def test_without_tokens_it_says_what_to_set():
     assert done.stderr.decode().strip().splitlines() == [
         "diagnose: error: SLACK_BOT_TOKEN is not set to a bot token (xoxb-...): see README, 'A Slack bot'"]
 
+
+
+def test_the_message_action_diagnoses_that_messages_thread(slack):
+    thread = slack.thread("C0ACT", [{"text": "after the upgrade:"}, {"text": ACCELERATE.read_text()}])
+    message = slack.threads[("C0ACT", thread)][1]
+    envelope = slack.send("interactive", {
+        "type": "message_action", "callback_id": "diagnose_this", "trigger_id": "1.2", "team": {"id": "T0TEAM"},
+        "user": {"id": "U0ALICE"}, "channel": {"id": "C0ACT"}, "message": message, "message_ts": message["ts"],
+        "response_url": slack.base + "/response/act1"})
+    slack.wait("ack", envelope)
+    reply = answer_in(slack, "C0ACT", thread).params
+    assert header(reply) == "Root cause: " + json.loads(run_cli("--format", "json", str(ACCELERATE)).stdout)[
+        "findings"][0]["title"]
+    slack.wait("api", "reactions.add", channel="C0ACT", timestamp=message["ts"])
+
+
+def test_http_events_behind_diagnose_serve(tmp_path):
+    import hashlib
+    import hmac
+    import os
+    import re
+    import subprocess
+    import sys
+    import urllib.parse
+
+    import httpx
+
+    standin = SlackStandIn()
+    secret = "8f742231b10e8888abcd99yyyzzz85a5"
+    env = {**os.environ, "DIAGNOSE_API_TOKEN": "t0ken-0123456789", "SLACK_SIGNING_SECRET": secret,
+           "SLACK_BOT_TOKEN": BOT_TOKEN, "DIAGNOSE_SLACK_API_URL": standin.api_url,
+           "DIAGNOSE_SLACK_STORE": str(tmp_path / "s.sqlite3")}
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "diagnose", "slack", "--http", "--port", "0"],
+                                stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=Path(__file__).parents[1])
+    try:
+        deadline = time.monotonic() + 60
+        while not (m := re.search(r"listening on (http://\S+) ", log.read_text())):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        assert "/slack/events: on" in log.read_text()
+
+        def signed(body: bytes, content_type: str) -> httpx.Response:
+            ts = str(int(time.time()))
+            sig = "v0=" + hmac.new(secret.encode(), f"v0:{ts}:".encode() + body, hashlib.sha256).hexdigest()
+            return httpx.post(m[1] + "/slack/events", content=body, timeout=10, headers={
+                "Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig})
+
+        body = urllib.parse.urlencode({"command": "/diagnose", "text": escape(ACCELERATE.read_text()),
+                                       "channel_id": "C0HTTP", "user_id": "U0ALICE", "team_id": "T0TEAM",
+                                       "response_url": standin.base + "/response/http1", "trigger_id": "1"}).encode()
+        sent = time.monotonic()
+        acked = signed(body, "application/x-www-form-urlencoded")
+        assert acked.status_code == 200 and acked.json()["response_type"] == "ephemeral"
+        assert time.monotonic() - sent < 3.0, "Slack drops a command not acknowledged within 3 s"
+        message = json.loads(standin.wait("response", "http1").body)
+        check_message(message)
+        assert "accelerate" in header(message).lower()
+        forged = httpx.post(m[1] + "/slack/events", content=body, timeout=10, headers={
+            "Content-Type": "application/x-www-form-urlencoded", "X-Slack-Request-Timestamp": str(int(time.time())),
+            "X-Slack-Signature": "v0=" + "0" * 64})
+        assert forged.status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        standin.close()
+
+
+def test_the_services_slash_command_undoes_slacks_escaping(tmp_path):
+    import httpx
+    from test_server import slack_post, start_server, stop
+
+    server = start_server(tmp_path)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            message = slack_post(client, escape(ACCELERATE.read_text())).json()
+    finally:
+        stop(server)
+    cli = json.loads(run_cli("--format", "json", str(ACCELERATE)).stdout)
+    assert header(message) == f"Root cause: {cli['findings'][0]['title']}"
+    assert "&amp;gt;" not in json.dumps(message) and "accelerate&gt;=0.26.0" in json.dumps(message)

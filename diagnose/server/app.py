@@ -17,6 +17,7 @@ from diagnose.server import auth, bodies
 from diagnose.server.guards import Guard, Scope
 from diagnose.server.pool import Job, JobError, WorkerPool
 from diagnose.server.settings import Settings
+from diagnose.slack.text import unescape
 
 MEDIA = {"json": "application/json", "markdown": "text/markdown; charset=utf-8", "slack": "application/json"}
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -89,7 +90,7 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None, pool: Worker
         form = urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
         if form.get("ssl_check") == ["1"]:
             return Response(status_code=200)
-        text = (form.get("text") or [""])[0]
+        text = unescape((form.get("text") or [""])[0])  # Slack sends & < > as &amp; &lt; &gt;
         if not text.strip():
             return JSONResponse({"response_type": "ephemeral", "text": SLACK_USAGE})
         try:  # a channel: always redacted

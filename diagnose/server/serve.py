@@ -24,17 +24,16 @@ def run(settings: Settings, extend: Callable[[Any, KnowledgeBase], str] | None =
     settings.check()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     kb = api.load_kb()
+    app = create_app(settings, kb)
+    also = f"; {extend(app.app, kb)}: on" if extend else ""
     sock = bind(settings.host, settings.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     auth = "no authentication (--insecure-no-auth)" if settings.insecure_no_auth else "bearer token"
     slack = "on" if settings.slack_signing_secret else "off (SLACK_SIGNING_SECRET not set)"
     print(f"diagnose serve: listening on http://{shown}:{port} (kb {kb.version}, {len(kb.rules)} rules; "
-          f"/v1/diagnose: {auth}; /slack/commands: {slack}; redaction {'on' if settings.redact else 'off'})",
+          f"/v1/diagnose: {auth}; /slack/commands: {slack}{also}; redaction {'on' if settings.redact else 'off'})",
           file=sys.stderr, flush=True)
-    app = create_app(settings, kb)
-    if extend:
-        print(f"diagnose serve: also {extend(app.app, kb)}", file=sys.stderr, flush=True)
     config = uvicorn.Config(
         app, log_config=None, access_log=False, timeout_keep_alive=75,  # above proxies' 60 s
         timeout_graceful_shutdown=5, server_header=False,

@@ -13,6 +13,7 @@ BOT_TOKEN_ENV = "SLACK_BOT_TOKEN"
 APP_TOKEN_ENV = "SLACK_APP_TOKEN"
 SIGNING_SECRET_ENV = "SLACK_SIGNING_SECRET"
 STORE_ENV = "DIAGNOSE_SLACK_STORE"
+API_URL_ENV = "DIAGNOSE_SLACK_API_URL"  # Slack's Web API through a proxy (or a test's stand-in)
 
 
 def default_store() -> Path:
@@ -49,4 +50,6 @@ class SlackSettings:
         if http and not secret:
             raise DiagnoseError(f"{SIGNING_SECRET_ENV} is not set: HTTP events mode verifies Slack's signature")
         store = Path(get(STORE_ENV) or default_store())
+        if get(API_URL_ENV):
+            options["api_url"] = get(API_URL_ENV)
         return cls(bot_token=bot, app_token=app_token, signing_secret=secret, store=store, **options)  # type: ignore[arg-type]
