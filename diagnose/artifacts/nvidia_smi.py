@@ -25,8 +25,9 @@ from diagnose.model import GPU, Facts
 
 HEADER = regex.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s+(\S+)(?:\s+CUDA Version:\s+(\S+))?")
 GPU_ROW = regex.compile(
-    r"^\|\s*(\d+)\s+(.+?)\s+(?:On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
+    r"^\|\s*(\d+)\s+([^|]+?)\s+(?:On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
 )
+MAX_ROW = 400  # characters of a table row (nvidia-smi prints ~100): a longer line is no row, and stays cheap
 MEMORY = regex.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
 ECC_CELL = regex.compile(r"\|\s*(\d+|N/A|Off|On)\s*\|\s*$")
 
@@ -48,13 +49,13 @@ def parse_table(lines: list[str]) -> Facts:
             facts.driver_version = m[2]
             facts.cuda_driver_version = m[3] if m[3] and m[3] != "N/A" else None
             continue
-        if m := GPU_ROW.match(line.strip()):
+        if len(line) <= MAX_ROW and (m := GPU_ROW.match(line.strip())):
             current = GPU(index=to_int(m[1]), name=m[2].strip(), bus_id=_bus(m[3]))
             if ecc := ECC_CELL.search(line):
                 current.ecc_uncorrected = to_int(ecc[1])
             facts.gpus.append(current)
             continue
-        if current is not None and current.memory_total_mib is None and (m := MEMORY.search(line)):
+        if current is not None and current.memory_total_mib is None and len(line) <= MAX_ROW and (m := MEMORY.search(line)):
             current.memory_total_mib = to_int(m[2])
     return facts
 

@@ -92,6 +92,8 @@ BLOCKS: dict[str, Block] = {
 SEGMENT_KIND = {"traceback": "server-log"}  # tracebacks are reported as part of their log
 MAX_BLOCK = 4000  # lines of one structured block kept for its parser
 MAX_FAILURE_NOTES = 5
+MAX_NOTES = 12  # notes about one input (the rest counted), on each of its segments up to MAX_NOTED_SEGMENTS,
+MAX_NOTED_SEGMENTS = 20  # else on its first: the output stays linear in the input
 TIME_BUDGET_S = 20.0  # seconds one input may take to read, plus TIME_PER_MB_S per MiB of its lines
 TIME_PER_MB_S = 1.0
 
@@ -244,8 +246,13 @@ class _Scanner:
         torch = facts.packages.get("torch")
         if torch and facts.torch_cuda is None:
             facts.torch_cuda = pip.torch_cuda_tag(torch)
-        for segment in self.result.segments:
-            segment.notes = self.source.notes
+        notes = list(dict.fromkeys(self.source.notes))  # each note once, at most MAX_NOTES of them
+        if len(notes) > MAX_NOTES:
+            notes = [*notes[:MAX_NOTES], f"and {len(notes) - MAX_NOTES} more note(s) about this input"]
+        self.source.notes[:] = notes
+        many = len(self.result.segments) > MAX_NOTED_SEGMENTS  # a crafted input alternates kinds line by line
+        for i, segment in enumerate(self.result.segments):
+            segment.notes = self.source.notes if i == 0 or not many else []
         return self.result
 
 

@@ -31,7 +31,7 @@ def annotate(findings: list[Finding], hits: dict[str, list[Hit]], kb: KnowledgeB
         refs: list[tuple[str, int]] = []
         for hit in sorted(hits.get(finding.rule_id, []), key=lambda h: h.position):
             xid = hit.groups.get("xid")
-            if xid and xid.isdigit() and ("xid", int(xid)) not in refs:
+            if xid and xid.isascii() and xid.isdigit() and len(xid) < 10 and ("xid", int(xid)) not in refs:
                 refs.append(("xid", int(xid)))
         for e in finding.evidence:
             refs += [r for r in mentions(catalog, e.text) if r not in refs]

@@ -30,7 +30,7 @@ def satisfies(version: str | None, spec: str) -> bool | None:
 
     try:
         parsed = Version(version.split("+")[0])
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a number of over 4,300 digits
         numbers = compat.release(version)
         if not numbers:
             return None

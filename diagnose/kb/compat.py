@@ -19,7 +19,7 @@ def release(version: str) -> tuple[int, ...]:
     """`2.9.1+cu128` -> (2, 9, 1); `0.5.8.post1` -> (0, 5, 8); unparsable parts stop it."""
     parts = []
     for piece in regex.split(r"[.+]", version.split("+")[0]):
-        m = regex.match(r"\d+", piece)
+        m = regex.match(r"\d{1,18}", piece)  # a longer run is no version part (and int() refuses 4,300 digits)
         if not m:
             break
         parts.append(int(m[0]))
@@ -34,7 +34,7 @@ def same_version(a: str, b: str) -> bool:
 
     try:
         return Version(a.split("+")[0]) == Version(b.split("+")[0])
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a number of over 4,300 digits
         return release(a) == release(b)
 
 
