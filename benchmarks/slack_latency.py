@@ -43,6 +43,15 @@ def cases(limit: int | None) -> list[tuple[str, list[Path], str]]:
     return out[:limit] if limit else out
 
 
+def pad(data: bytes, mib: float) -> bytes:
+    """`data` with healthy lines before it, `mib` MiB in all (a long run that failed at its end)."""
+    need = int(mib * 2**20) - len(data)
+    if need <= 0:
+        return data
+    line = b"[train] step 1200/50000 loss 1.8342 lr 2.0e-04 grad_norm 0.91 tokens/s 51234 mem 61.2GiB\n"
+    return line * (need // len(line) + 1) + data
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))]
@@ -52,6 +61,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, help="At most N fixtures.")
     ap.add_argument("--gzip", action="store_true", help="Share every file gzipped (.gz), as a team often does.")
+    ap.add_argument("--pad-mib", type=float, default=0.0,
+                    help="Grow each file to this size with healthy training-log lines before its failure.")
     args = ap.parse_args()
 
     from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -70,8 +81,9 @@ def main() -> None:
     try:
         for n, (name, files, first) in enumerate(cases(args.limit)):
             channel = f"C{n:06d}"
-            shared = [standin.add_file(p.name + (".gz" if args.gzip else ""),
-                                       gzip.compress(p.read_bytes()) if args.gzip else p.read_bytes()) for p in files]
+            datas = [pad(p.read_bytes(), args.pad_mib) for p in files]
+            shared = [standin.add_file(p.name + (".gz" if args.gzip else ""), gzip.compress(d) if args.gzip else d)
+                      for p, d in zip(files, datas)]
             thread = standin.thread(channel, [{"text": "it failed, logs attached", "files": shared}])
             start = time.monotonic()
             asked = standin.mention(channel, thread)
@@ -80,8 +92,7 @@ def main() -> None:
             upload = standin.wait("api", "files.completeUploadExternal", channel_id=channel).at - start
             blocks = answer.params.get("blocks") or []
             top = next((b["text"]["text"] for b in blocks if b["type"] == "section"), "")
-            rows.append((name, ack, answer.at - start, upload, f"*{first}*" in top,
-                         sum(p.stat().st_size for p in files)))
+            rows.append((name, ack, answer.at - start, upload, f"*{first}*" in top, sum(len(d) for d in datas)))
     finally:
         handler.close()
         standin.close()
@@ -91,11 +102,12 @@ def main() -> None:
                 f"p99 {1000 * pct(values, .99):7.1f} ms   max {1000 * max(values):7.1f} ms")
 
     size = sum(r[5] for r in rows)
-    print(f"{len(rows)} fixtures, {size / 2**20:.1f} MiB of logs{' (shared gzipped)' if args.gzip else ''}, one at a time")
+    print(f"{len(rows)} fixtures, {size / 2**20:.1f} MiB of logs{' (shared gzipped)' if args.gzip else ''}"
+          f"{f', each file padded to {args.pad_mib} MiB' if args.pad_mib else ''}, one at a time")
     print(line("mention -> reaction", [r[1] for r in rows]))
     print(line("mention -> answer", [r[2] for r in rows]))
     print(line("mention -> post-mortem", [r[3] for r in rows]))
-    print(f"expected cause named first: {sum(r[4] for r in rows)}/{len(rows)}")
+    print(f"expected cause named first: {sum(r[4] for r in rows)}/{len(rows)}", [r[0] for r in rows if not r[4]])
     print("slowest:", json.dumps([(r[0], round(1000 * r[2]), r[5]) for r in sorted(rows, key=lambda r: -r[2])[:5]]))
 
 

@@ -114,7 +114,7 @@ def test_a_large_file_is_read_from_its_head_and_tail(slack):
     assert header(call.params) == "Root cause: NCCL collective timed out (watchdog)"
     ranges = {c.params["range"] for c in slack.calls if c.kind == "download" and c.name == shared["id"]}
     assert ranges == {f"bytes=0-{MAX_FILE // 2 - 1}", f"bytes=-{MAX_FILE // 2}"}
-    assert "read its first and last 0.1 MiB" in json.dumps(call.params["blocks"])
+    assert "read its first and last 128.0 KiB" in json.dumps(call.params["blocks"])
 
 
 def test_the_slash_command_is_acknowledged_at_once_and_answered_through_response_url(slack):
@@ -310,3 +310,36 @@ def test_the_services_slash_command_undoes_slacks_escaping(tmp_path):
     cli = json.loads(run_cli("--format", "json", str(ACCELERATE)).stdout)
     assert header(message) == f"Root cause: {cli['findings'][0]['title']}"
     assert "&amp;gt;" not in json.dumps(message) and "accelerate&gt;=0.26.0" in json.dumps(message)
+
+
+def test_a_collect_bundle_in_the_thread_gives_the_answer_its_host(slack):
+    bundle = slack.add_file("diagnose-bundle-gpu.tar.gz",
+                            (FIXTURES / "healthy" / "collect-bundle-h200x1" / "bundle.tar.gz").read_bytes(),
+                            "application/gzip")
+    log = slack.add_file("rank0.log", NCCL.read_bytes())
+    thread = slack.thread("C0BUN", [{"text": "bundle from the node", "files": [bundle]}, {"text": "and the log", "files": [log]}])
+    slack.mention("C0BUN", thread)
+    reply = answer_in(slack, "C0BUN", thread).params
+    assert header(reply) == "Root cause: NCCL collective timed out (watchdog)"
+    context = " ".join(e["text"] for b in reply["blocks"] if b["type"] == "context" for e in b["elements"])
+    assert "H200" in context
+
+
+def test_many_files_are_read_newest_first_within_the_threads_budget(slack):
+    from diagnose.slack import files
+    from diagnose.slack.settings import SlackSettings
+
+    old = slack.add_file("old.log", b"x" * 3000)
+    new = slack.add_file("new.log", b"y" * 3000)
+    old["created"], new["created"] = 100, 200
+    settings = SlackSettings(bot_token=BOT_TOKEN, api_url=slack.api_url, max_file=4000, max_total=5000)
+    got = files.gather(WebClient(token=BOT_TOKEN, base_url=slack.api_url), [old, new], settings)
+    assert [name for name, _ in got.artifacts] == ["new.log", "old.log"]
+    assert len(got.artifacts[1][1]) < 3000 and b"bytes from the middle" in got.artifacts[1][1]
+    assert got.notes == ["old.log: 2.9 KiB, read its first and last 1.0 KiB"]
+    image = slack.add_file("screenshot.png", b"\x89PNG", "image/png")
+    elsewhere = dict(slack.add_file("x.log", b"boom"), url_private="https://evil.example.com/x.log",
+                     url_private_download="https://evil.example.com/x.log")
+    got = files.gather(WebClient(token=BOT_TOKEN, base_url=slack.api_url), [image, elsewhere], settings)
+    assert got.artifacts == []
+    assert got.notes == ["screenshot.png: not a log (image/png)", "x.log: not downloaded (not on Slack's file host)"]

@@ -94,4 +94,4 @@ def _trusted(url: str, api_url: str) -> bool:
 
 
 def _mib(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MiB"
+    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
