@@ -157,7 +157,7 @@ def serve_cmd(host: str, port: int, insecure_no_auth: bool, redact: bool, max_bo
     try:
         from diagnose.server import serve
     except ImportError as exc:
-        raise DiagnoseError(f"the server needs its extra ({exc.name} is missing): pip install 'diagnose[server]'") from None
+        raise DiagnoseError(f"the server needs its extra ({exc.name} is missing): pip install 'gpu-diagnose[server]'") from None
     serve.run(serve.Settings.from_env(
         host=host, port=port, insecure_no_auth=insecure_no_auth, redact=redact,
         max_body=int(max_body_mb * 1024 * 1024), timeout_s=timeout_s, max_inflight=max_inflight, workers=workers,

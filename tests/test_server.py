@@ -282,7 +282,7 @@ def test_without_the_server_extra_serve_is_one_line():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=60,
                           env={**os.environ, "DIAGNOSE_API_TOKEN": TOKEN})
     assert proc.returncode == 2 and proc.stderr.decode().count("\n") == 1
-    assert "pip install 'diagnose[server]'" in proc.stderr.decode()
+    assert "pip install 'gpu-diagnose[server]'" in proc.stderr.decode()
 
 
 def test_port_in_use_is_one_line(server):

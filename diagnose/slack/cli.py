@@ -10,7 +10,7 @@ import click
 
 from diagnose.errors import DiagnoseError
 
-EXTRA = "the Slack app needs its extra ({name} is missing): pip install 'diagnose[slack]'"
+EXTRA = "the Slack app needs its extra ({name} is missing): pip install 'gpu-diagnose[slack]'"
 
 
 @click.group("slack", invoke_without_command=True)
