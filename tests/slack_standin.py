@@ -153,7 +153,9 @@ class SlackStandIn:
         if method == "apps.connections.open":
             return {"url": f"ws://127.0.0.1:{self.ws.socket.getsockname()[1]}/link?ticket=1"}
         if method == "conversations.replies":
-            return {"messages": self.threads.get((p["channel"], p["ts"]), []), "has_more": False}
+            if (p["channel"], p["ts"]) not in self.threads:  # Slack's answer where the bot was not invited
+                return {"ok": False, "error": "not_in_channel"}
+            return {"messages": self.threads[(p["channel"], p["ts"])], "has_more": False}
         if method == "files.info":
             return {"file": self.files[p["file"]][0]}
         if method == "chat.postMessage":

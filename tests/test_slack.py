@@ -343,3 +343,14 @@ def test_many_files_are_read_newest_first_within_the_threads_budget(slack):
     got = files.gather(WebClient(token=BOT_TOKEN, base_url=slack.api_url), [image, elsewhere], settings)
     assert got.artifacts == []
     assert got.notes == ["screenshot.png: not a log (image/png)", "x.log: not downloaded (not on Slack's file host)"]
+
+
+def test_a_thread_it_cannot_read_gets_one_line_saying_what_to_do(slack):
+    ts = slack.next_ts()
+    slack.send("events_api", {"team_id": "T0TEAM", "api_app_id": "A0APP", "type": "event_callback",
+                              "event_id": "Ev0NOPE", "event_time": int(time.time()), "event": {
+                                  "type": "app_mention", "user": "U0ALICE", "text": "<@UBOT>", "ts": ts,
+                                  "channel": "C0NOPE", "event_ts": ts}})
+    reply = slack.wait("api", "chat.postMessage", channel="C0NOPE", thread_ts=ts).params
+    assert reply["text"] == ("diagnose: cannot read this thread (not_in_channel): `/invite @diagnose` to the channel, "
+                             "then ask again.")

@@ -30,7 +30,13 @@ class Handler:
     def thread(self, client: Any, channel: str, thread_ts: str, asked_ts: str, bot_user: str | None) -> None:
         """Answer the thread `thread_ts` of `channel`; `asked_ts` is the message that asked (it gets the reaction)."""
         self._react(client, channel, asked_ts)
-        messages = self._replies(client, channel, thread_ts)
+        try:
+            messages = self._replies(client, channel, thread_ts)
+        except SlackApiError as exc:  # not_in_channel, missing_scope: say so where it was asked
+            error = exc.response.get("error")
+            self._post(client, channel, thread_ts, {"text": f"diagnose: cannot read this thread ({error}): "
+                                                            "`/invite @diagnose` to the channel, then ask again."})
+            return
         mine = [m for m in messages if not (m.get("bot_id") or (bot_user and m.get("user") == bot_user))]
         text = "\n".join(t for t in (message_text(m) for m in mine) if t)
         shared = [dict(f, created=f.get("created") or m.get("ts")) for m in mine for f in m.get("files") or []]
