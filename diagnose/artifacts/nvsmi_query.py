@@ -23,10 +23,13 @@ import re as regex  # stdlib re: faster to compile at import; these are our own 
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from diagnose.artifacts.numbers import to_int
 from diagnose.artifacts.nvidia_smi import _bus
 from diagnose.model import GPU, Facts
 
-KEY_VALUE = regex.compile(r"^(\s*)([^:]+?)\s*:\s*(.*)$")
+# `[^:]+:`, not `[^:]+?\s*:`: linear; the caller strips the key, and tests for ':' before matching
+KEY_VALUE = regex.compile(r"^(\s*)([^:]+):\s*(.*)$")
+MAX_DEPTH = 32  # sections nested deeper than any driver prints are read as flat lines
 GPU_HEADER = regex.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
 
 
@@ -35,8 +38,8 @@ def is_query_start(line: str) -> bool:
 
 
 def is_query_line(line: str) -> bool:
-    return not line.strip() or line.startswith((" ", "\t")) or bool(GPU_HEADER.match(line)) or bool(
-        KEY_VALUE.match(line)
+    return not line.strip() or line.startswith((" ", "\t")) or bool(GPU_HEADER.match(line)) or (
+        ":" in line and bool(KEY_VALUE.match(line))
     )
 
 
@@ -55,10 +58,10 @@ def _tree(lines: list[str]) -> dict[str, Any]:
             parent.setdefault("_gpus", []).append(node)
             stack.append((indent, node))
             continue
-        m = KEY_VALUE.match(line)
+        m = KEY_VALUE.match(line) if ":" in line else None
         if m and m[3]:
             parent.setdefault(m[2].strip(), m[3].strip())
-        else:
+        elif len(stack) <= MAX_DEPTH:
             section: dict[str, Any] = {}
             parent[line.strip().rstrip(":")] = section
             stack.append((indent, section))
@@ -67,7 +70,7 @@ def _tree(lines: list[str]) -> dict[str, Any]:
 
 def _mib(value: str | None) -> int | None:
     m = regex.match(r"(\d+)\s*MiB", value or "")
-    return int(m[1]) if m else None
+    return to_int(m[1]) if m else None
 
 
 def _uncorrectable(ecc: dict[str, Any]) -> int | None:
@@ -76,8 +79,8 @@ def _uncorrectable(ecc: dict[str, Any]) -> int | None:
         return None
     total, seen = 0, False
     for key, value in volatile.items():
-        if "ncorrectable" in key and isinstance(value, str) and value.isdigit():
-            total += int(value)
+        if "ncorrectable" in key and isinstance(value, str) and (n := to_int(value)) is not None:
+            total += n
             seen = True
     return total if seen else None
 
@@ -94,7 +97,7 @@ def _find(node: dict[str, Any], key: str) -> Any:
 
 def _number(value: Any) -> int | None:
     m = regex.match(r"\s*(\d+)", value) if isinstance(value, str) else None
-    return int(m[1]) if m else None
+    return to_int(m[1]) if m else None
 
 
 def _pcie(node: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +124,7 @@ def parse_query(lines: list[str]) -> Facts:
         pending = remapped.get("Pending") if isinstance(remapped, dict) else None
         fb = node.get("FB Memory Usage")
         gpu = GPU(
-            index=int(node["Minor Number"]) if str(node.get("Minor Number", "")).isdigit() else i,
+            index=n if isinstance(minor := node.get("Minor Number"), str) and (n := to_int(minor)) is not None else i,
             name=node.get("Product Name"),
             bus_id=_bus(node["_bus"]),
             uuid=node.get("GPU UUID"),
@@ -156,12 +159,12 @@ def parse_xml(text: str) -> Facts | None:
     for i, node in enumerate(root.findall("gpu")):
         pending = _text(node, "remapped_rows/remapped_row_pending")
         uncorrectable = [
-            int(e.text) for e in node.iterfind("ecc_errors/volatile/*")
-            if "uncorrectable" in e.tag and e.text and e.text.strip().isdigit()
+            n for e in node.iterfind("ecc_errors/volatile/*")
+            if "uncorrectable" in e.tag and (n := to_int(e.text)) is not None
         ]
         facts.gpus.append(
             GPU(
-                index=int(m) if (m := _text(node, "minor_number")) and m.isdigit() else i,
+                index=n if (n := to_int(_text(node, "minor_number"))) is not None else i,
                 name=_text(node, "product_name"),
                 bus_id=_bus(node.get("id", "")) if node.get("id") else None,
                 uuid=_text(node, "uuid"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -51,7 +51,7 @@ class TextSource:
     size: int | None = None  # bytes, when known (a regular file)
     progress: Callable[[str, int, int | None], None] | None = None  # (name, bytes read, size)
 
-    def lines(self, prefilter: Callable[[], Any] | None = None) -> Iterator[tuple[int, str]]:
+    def lines(self, prefilter: Callable[[], Any] | None = None) -> Generator[tuple[int, str], None, None]:
         """(1-based line number, text without the newline), decoded, long lines cut.
 
         Given a prefilter factory and an input over SMALL_INPUT bytes, only the lines the
@@ -319,7 +319,7 @@ class LazyFile(io.RawIOBase):
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.fh: BinaryIO | None = None
+        self.fh: io.FileIO | None = None
         self.offset = 0
         self.ended = False
 
