@@ -2,22 +2,22 @@
 
 The cache key is the content of every rule, compat and catalogue (rules/catalog/) file plus the
 versions of diagnose, Python and `regex`; the cache is safe to delete and `--no-cache` bypasses it.
+The cached rules name their files relative to their rules root (a KB built in one checkout serves
+another with the same rules): `load` resolves them against the roots of this run.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from diagnose import __version__
-from diagnose.kb import catalog, loader
+from diagnose.kb import cache, catalog, loader
+from diagnose.kb.cache import cache_dir
 
 # a fix step's placeholders: {packages.torch}, {groups.model_type}, {facts.driver_version}, {compat.T.expected}
 PLACEHOLDER = re.compile(r"\{((?:packages|groups|facts|compat)\.[\w.-]+)\}")
@@ -55,6 +55,7 @@ class CompiledRule:
     examples: dict[str, list[str]]
     path: str
     generic: bool = False  # a generic symptom: its lines alone never establish a specific cause
+    root: int = 0  # which rules root `path` is under (0: the shipped rules, then each --rules dir)
 
 
 @dataclass
@@ -153,11 +154,6 @@ def _kb_version(dirs: list[Path]) -> str:
     return f"{__version__}+{_content_hash(dirs)[:10]}"
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "diagnose"
-
-
 def load(extra_dirs: list[Path] | None = None, use_cache: bool = True) -> KnowledgeBase:
     """The KB from the shipped rules plus `extra_dirs`, from the cache when it is current."""
     import regex
@@ -169,27 +165,28 @@ def load(extra_dirs: list[Path] | None = None, use_cache: bool = True) -> Knowle
         f"{_content_hash(dirs)}|{__version__}|{_code_hash()}|{sys.version}|{regex.__version__}".encode()
     ).hexdigest()[:24]
     path = cache_dir() / f"kb-{key}.pickle"
-    try:
-        with open(path, "rb") as fh:
-            kb = pickle.load(fh)
-        if isinstance(kb, KnowledgeBase):
-            return kb
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        pass
-    kb = build(dirs)
-    _write_cache(path, kb)
+    kb = cache.read(path)
+    if not isinstance(kb, KnowledgeBase):
+        kb = build(dirs)
+        _relative(kb, dirs)
+        cache.write(path, kb)
+    _resolve(kb, dirs)
     return kb
 
 
-def _write_cache(path: Path, kb: KnowledgeBase) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".kb-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(kb, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-        for stale in path.parent.glob("kb-*.pickle"):  # older KB versions: keep the cache small
-            if stale != path:
-                stale.unlink(missing_ok=True)
-    except OSError:
-        pass  # a read-only home is fine: we just rebuild next time
+def _relative(kb: KnowledgeBase, dirs: list[Path]) -> None:
+    """Name each rule's file relative to its rules root, as the cache stores it."""
+    roots = [d.resolve() for d in dirs]
+    for rule in kb.rules.values():
+        path = Path(rule.path).resolve()
+        for i, root in enumerate(roots):
+            if path.is_relative_to(root):
+                rule.root, rule.path = i, path.relative_to(root).as_posix()
+                break
+
+
+def _resolve(kb: KnowledgeBase, dirs: list[Path]) -> None:
+    """The files of this run's roots (a relative path from the cache, joined to its root)."""
+    for rule in kb.rules.values():
+        if not Path(rule.path).is_absolute() and rule.root < len(dirs):
+            rule.path = str(dirs[rule.root] / rule.path)

@@ -1,0 +1,63 @@
+"""Where diagnose keeps what it can rebuild (the compiled KB, Hyperscan databases), by platform.
+
+Linux and other Unix: `$XDG_CACHE_HOME/diagnose` (default `~/.cache/diagnose`); macOS:
+`~/Library/Caches/diagnose`; Windows: `%LOCALAPPDATA%\\diagnose\\Cache`. `DIAGNOSE_CACHE_DIR`
+overrides all of them. Everything there is safe to delete.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+KEEP = 4  # compiled KBs kept: alternating `--rules` dirs (or checkouts) each find their own
+
+
+def cache_dir() -> Path:
+    if os.environ.get("DIAGNOSE_CACHE_DIR"):
+        return Path(os.environ["DIAGNOSE_CACHE_DIR"])
+    home = Path(os.path.expanduser("~"))
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(home / "AppData" / "Local")
+        return Path(base) / "diagnose" / "Cache"
+    if sys.platform == "darwin":
+        return home / "Library" / "Caches" / "diagnose"
+    return Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache") / "diagnose"
+
+
+def read(path: Path) -> Any:
+    """The object pickled at `path`, or None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            obj = pickle.load(fh)
+        os.utime(path)  # the newest use counts, so the KBs in use are the ones kept
+        return obj
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        return None
+
+
+def write(path: Path, obj: Any, pattern: str = "kb-*.pickle", keep: int = KEEP) -> None:
+    """Write atomically, then keep only the `keep` most recently used files matching `pattern`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".kb-")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        files = sorted(path.parent.glob(pattern), key=_mtime, reverse=True)
+        for stale in files[keep:]:
+            if stale != path:
+                stale.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only home is fine: we just rebuild next time
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
