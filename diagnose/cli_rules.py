@@ -139,7 +139,7 @@ def _fixtures_root(given: str | None):  # type: ignore[no-untyped-def]
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Default: docs/rules in the repository.")
 @click.option("--check", is_flag=True, help="Exit 1 when the pages differ from the rules, write nothing.")
 def rules_docs(out_dir: str | None, check: bool) -> None:
-    """Generate docs/rules/<id>.md from the rules (and docs/catalog/*.md from rules/catalog/)."""
+    """Generate docs/rules/<id>.md and docs/root-causes.md from the rules (docs/catalog/*.md from rules/catalog/)."""
     from pathlib import Path
 
     from diagnose import api
@@ -148,10 +148,11 @@ def rules_docs(out_dir: str | None, check: bool) -> None:
     kb = api.load_kb()
     rules_dir = loader.default_rules_dir()
     target = Path(out_dir) if out_dir else rules_dir.parent / "docs" / "rules"
-    catalogs = target.parent / "catalog"
+    catalogs, causes = target.parent / "catalog", target.parent / "root-causes.md"
     if check:
         stale = [target / n for n in docs.drift(kb, rules_dir.parent, target)]
         stale += [catalogs / n for n in catalog_docs.drift(rules_dir, catalogs)]
+        stale += [causes] if docs.root_causes_drift(kb, causes) else []
         for path in stale:
             click.echo(f"{path}: out of date; run `diagnose rules docs`")
         sys.exit(EXIT_FOUND if stale else EXIT_CLEAN)
@@ -159,6 +160,9 @@ def rules_docs(out_dir: str | None, check: bool) -> None:
     click.echo(f"{len(changed)} page(s) written to {target}")
     written = catalog_docs.write(rules_dir, catalogs)
     click.echo(f"{len(written)} page(s) written to {catalogs}")
+    if docs.root_causes_drift(kb, causes):
+        causes.write_text(docs.root_causes_page(kb), encoding="utf-8")
+        click.echo(f"{causes} written")
 
 
 @rules_cmd.command("draft")

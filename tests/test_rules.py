@@ -34,6 +34,23 @@ def test_docs_are_generated_from_the_rules(kb):
     assert not stale, f"run `diagnose rules docs`: {stale}"
 
 
+def test_root_causes_page_lists_every_rule_and_is_current(kb):
+    page = docs.root_causes_page(kb)
+    for rule in kb.rules.values():
+        assert f"| [`{rule.id}`](rules/{rule.id}.md)" in page and f"## {rule.category}" in page
+    assert (ROOT / "docs" / "root-causes.md").read_text() == page, "run `diagnose rules docs`"
+
+
+def test_no_document_points_outside_the_repository():
+    docs_md = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "catalog").glob("*.md"))]
+    for path in docs_md:
+        text = path.read_text()
+        assert "../shared" not in text and "TAXONOMY.md" not in text, path
+        for target in re.findall(r"\]\(([^)#\s]+)", text):
+            if "://" not in target:
+                assert (path.parent / target).exists(), f"{path.name}: link to {target} is not in the repository"
+
+
 def test_rule_schema_in_docs_is_current():
     from diagnose.kb.schema import Rule
 

@@ -66,6 +66,31 @@ def index_page(kb: KnowledgeBase) -> str:
     return "\n".join(out) + "\n"
 
 
+def root_causes_page(kb: KnowledgeBase) -> str:
+    """docs/root-causes.md: every root-cause id, its category and what it means, one line each."""
+    out = [HEADER.format(path="rules/"), "# Root causes", ""]
+    out += [
+        "The ids `diagnose` reports (`findings[].rule` in the JSON): a contract, kept across versions.",
+        "Each links to its page (signals, facts, fix, verify, examples). A *symptom* is a generic",
+        "effect (a crash, a timeout) that a more specific cause explains when both are found.",
+        "",
+    ]
+    by_category: dict[str, list[CompiledRule]] = {}
+    for rule in kb.rules.values():
+        by_category.setdefault(rule.category, []).append(rule)
+    for category in sorted(by_category):
+        out += [f"## {category}", "", "| id | severity | meaning |", "|---|---|---|"]
+        for rule in sorted(by_category[category], key=lambda r: r.id):
+            kind = " *(symptom)*" if rule.generic else ""
+            out.append(f"| [`{rule.id}`](rules/{rule.id}.md){kind} | {rule.severity} | {_cell(rule.title)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def root_causes_drift(kb: KnowledgeBase, path: Path) -> bool:
+    return not path.exists() or path.read_text(encoding="utf-8") != root_causes_page(kb)
+
+
 def expected_pages(kb: KnowledgeBase, root: Path) -> dict[str, str]:
     pages = {f"{r.id}.md": rule_page(r, root) for r in kb.rules.values()}
     pages["README.md"] = index_page(kb)
