@@ -11,6 +11,8 @@ import click
 from diagnose import __version__
 from diagnose.cli_rules import rules_cmd
 from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNEXPLAINED, EXIT_USAGE, DiagnoseError
+from diagnose.export.cli import export_cmd
+from diagnose.fleet.cli import fleet_cmd
 from diagnose.slack.cli import feedback_cmd, slack_cmd
 
 FORMATS = ("text", "json", "markdown", "slack")
@@ -287,6 +289,8 @@ def verify_cmd(names: tuple[str, ...], python: str | None, timeout: float, fmt: 
 cli.add_command(rules_cmd)  # the `rules` group lives in cli_rules.py
 cli.add_command(slack_cmd)  # `diagnose slack` and `diagnose feedback` live in slack/cli.py (no Bolt import)
 cli.add_command(feedback_cmd)
+cli.add_command(fleet_cmd)  # fleet/cli.py and export/cli.py import Ray / pySigma only when they run
+cli.add_command(export_cmd)
 
 
 def main() -> None:
