@@ -18,6 +18,7 @@ LEVELS = {"critical": "critical", "high": "high", "medium": "medium", "low": "lo
 class Exported:
     rule_id: str
     sigma: dict[str, Any] | None  # None: no signal of the rule can be a query
+    signals: list[str] = field(default_factory=list)  # the ids of the signals in the query
     lucene: list[str] = field(default_factory=list)  # the same signals in Lucene's regexp dialect
     left_out: list[str] = field(default_factory=list)  # what the query cannot express, in words
 
@@ -35,6 +36,7 @@ def export_rule(rule: CompiledRule) -> Exported:
         try:
             pattern, notes = rewrite(s.regex, "re2")
             re2.append(pattern)
+            out.signals.append(s.id)
         except Untranslatable as e:
             out.left_out.append(f"signal {s.id}: {e} (RE2 has none)")
             continue
