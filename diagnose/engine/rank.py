@@ -158,10 +158,15 @@ def _render_step(step: dict[str, Any], values: dict[str, str]) -> dict[str, Any]
     out: dict[str, Any] = {k: render_template(v, values) if isinstance(v, str) else v for k, v in step.items()}
     missing = sorted({n for k, v in step.items() if isinstance(v, str)
                       for n in remedy_values.unresolved(v, out[k], PLACEHOLDER)})
+    run = out.get("run")
+    if isinstance(run, str):  # a rule's own `<package>`-style blank is a value to fill in as well
+        missing += [b for b in remedy_values.ANGLE.findall(run) if b not in missing
+                    and f"<{b.strip('<>')}>" not in {f"<{n.rsplit('.', 1)[-1]}>" for n in missing}]
     if missing:
         out["unresolved"] = missing
         hints = [remedy_values.LOOK_UP[n] for n in missing if n in remedy_values.LOOK_UP]
-        out["look_up"] = "; ".join(hints) if hints else "fill in " + ", ".join(f"<{n.rsplit('.', 1)[-1]}>" for n in missing)
+        out["look_up"] = "; ".join(hints) if hints else ", ".join(
+            n if n.startswith(("<", "/")) else f"<{n.rsplit('.', 1)[-1]}>" for n in missing) + ": not in the inputs"
     return out
 
 

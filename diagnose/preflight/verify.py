@@ -48,6 +48,9 @@ class VerifyReport:
     rules: list[str]
     results: list[StepResult] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    python: str | None = None  # the interpreter `python` / `pip` meant, and how it was chosen
+    python_how: str = ""
+    warnings: list[str] = field(default_factory=list)
     schema_version: str = SCHEMA_VERSION
 
     @property
@@ -78,10 +81,53 @@ def run_verify(names: list[str], *, kb: Any = None, python: str | None = None,
         rule_ids += [r for r in found if r not in rule_ids]
     report.rules = rule_ids
     interpreter = _interpreter(python) if python else None
+    _say_which_environment(report, interpreter)
     for rule_id in rule_ids:
+        subjects = _subjects(kb.rules[rule_id])
         for step in kb.rules[rule_id].verify:
-            report.results.append(run_step(rule_id, step, interpreter, timeout))
+            result = run_step(rule_id, step, interpreter, timeout)
+            _prerequisite_absent(result, subjects, interpreter or report.python or "python")
+            report.results.append(result)
     return report
+
+
+def _say_which_environment(report: VerifyReport, interpreter: str | None) -> None:
+    """Which python the checks ran with, and a warning when it may not be the server's."""
+    if interpreter:
+        report.python, report.python_how = interpreter, "--python"
+        return
+    on_path = shutil.which("python") or shutil.which("python3")
+    report.python, report.python_how = on_path, "the first python on PATH"
+    from diagnose.collect import interpreter as serving
+
+    found, how = serving.find()
+    if how != "collector" and on_path and os.path.realpath(found) != os.path.realpath(on_path):
+        report.warnings.append(f"the checks ran with {on_path} (first on PATH), but the server looks like it runs "
+                               f"{found} ({how.split(' (')[0]}): rerun with --python {found}")
+
+
+INSTALLS = re.compile(r"\b(?:pip3?|uv pip)\s+install\b([^|;&#]*)")
+NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+
+
+def _subjects(rule: Any) -> set[str]:
+    """The modules a rule's fix installs (and the ones its id names): a verify command that fails
+    because another module is absent could not check the fix."""
+    words = set(re.findall(r"[a-z][a-z0-9_]+", rule.id.replace("-", "_"))) | set(rule.id.split("-"))
+    for step in rule.fix:
+        for m in INSTALLS.finditer(step.get("run") or ""):
+            words |= {w.lower().replace("-", "_") for w in re.findall(r"[A-Za-z][\w.-]*", m[1]) if not w.startswith("-")}
+    return words
+
+
+def _prerequisite_absent(result: StepResult, subjects: set[str], python: str) -> None:
+    if result.status != "fail":
+        return
+    m = NO_MODULE.search(result.stderr)
+    if m and m[1].split(".")[0].lower() not in subjects:
+        result.status = "not-run"
+        result.reason = (f"prerequisite absent: {m[1]} is not installed in {python}, so this check cannot tell "
+                         "whether the fix took")
 
 
 def _split(names: list[str], kb: Any) -> tuple[list[str], list[str]]:

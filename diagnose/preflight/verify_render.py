@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from diagnose.preflight.verify import StepResult, VerifyReport
 
@@ -23,6 +24,9 @@ def render_text(report: VerifyReport, colour: bool = False) -> str:
         "every check passed" if report.passed else
         f"{counts['pass']} passed, {counts['fail']} failed, {counts['not-run']} not run")
     out = [s(head, "1") + f" ({len(report.results)} command(s) of {len(report.rules)} rule(s), kb {report.kb_version})"]
+    if report.python:
+        out.append(f"python: {report.python} ({report.python_how}); PATH starts {os.environ.get('PATH', '').split(':')[0]}")
+    out.extend(s(f"warning: {w}", "33") for w in report.warnings)
     for rule_id in report.rules:
         out.append("")
         out.append(s(rule_id, "1"))
@@ -38,7 +42,9 @@ def render_text(report: VerifyReport, colour: bool = False) -> str:
 def _step(r: StepResult, s) -> list[str]:  # type: ignore[no-untyped-def]
     label = s(f"{LABEL[r.status]:<7}", STATUS_COLOUR[r.status])
     want = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r.expect.items())
-    lines = [f"  {label}  $ {r.command}" + (f"   (expect {want})" if want else "")]
+    lines = [f"  {label}  $ {r.command}"]
+    if want:
+        lines.append(f"           expect: {want}")
     if r.note:
         lines.append(f"           note: {r.note}")
     if r.status == "not-run":

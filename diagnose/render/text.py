@@ -135,9 +135,13 @@ def _finding(f: Finding, s: Style, indent: str = "", explain: bool = False) -> l
     for v in f.verify:
         expect = v.get("expect") or {}
         want = ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in expect.items())
-        lines.append(f"     $ {v['run']}" + (f"   (expect {want})" if want else ""))
-    if f.verified_by:
+        lines.append(f"     $ {v['run']}")
+        if want:
+            lines.append(f"       expect: {want}")
+    if f.verified_by and explain:
         lines.append(f"   {s('verified by:', '1')} " + "; ".join(f.verified_by))
+    elif f.verified_by:
+        lines.append(f"   {s('verified by:', '1')} {len(f.verified_by)} source(s) where this fix worked (--explain lists them)")
     if f.references:
         lines.append(f"   {s('references:', '1')} " + " ".join(f.references))
     return lines
