@@ -136,3 +136,22 @@ def test_cli_start_up_imports_neither_ray_nor_pysigma() -> None:
     code = "import sys, diagnose.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in ('ray', 'sigma')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_causes_on_one_node_co_occur_only_within_the_window(cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from diagnose.fleet import reduce
+
+    simlake.build(tmp_path, FIXTURES, nodes=3, failing={1: "cuda-fork-reinit--vllm-12189"})
+    # the same node also loses a GPU, months apart in its logs
+    xid = (FIXTURES / "xid-fallen-off-bus--nvsentinel-155" / "dmesg.log").read_text()
+    with open(tmp_path / "node-0001" / "dmesg.log", "a") as f:
+        f.write(xid)
+    report, results = runner.run(str(tmp_path), timeout=120)
+    causes = {c["rule_id"]: c for c in report["causes"]}
+    assert set(causes) == {"cuda-fork-reinit", "xid-fallen-off-bus"}
+    assert causes["cuda-fork-reinit"]["first"][:7] != causes["xid-fallen-off-bus"]["first"][:7]
+    assert causes["cuda-fork-reinit"]["co_occurs"] == {}  # one node, but not the same window
+    wide = reduce.report(str(tmp_path), results, window=dt.timedelta(days=400))
+    assert {c["rule_id"]: c["co_occurs"] for c in wide["causes"]}["cuda-fork-reinit"] == {"xid-fallen-off-bus": ["node-0001"]}
