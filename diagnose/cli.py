@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from diagnose import __version__
+from diagnose import cli_conventions as conv
 from diagnose.cli_rules import rules_cmd
 from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNEXPLAINED, EXIT_USAGE, DiagnoseError
 from diagnose.export.cli import export_cmd
@@ -23,12 +23,16 @@ class DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            conv.refuse_typo(args, self.commands)  # `diagnose preflite`: a mistyped command, not a file
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        conv.format_epilog(self, ctx, formatter)  # the run command's options, exit codes, environment
+
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="diagnose")
+@conv.version_option
 def cli() -> None:
     """Name the root cause of a failed GPU / LLM-inference deployment.
 
@@ -100,9 +104,8 @@ def exit_code(diagnosis: Any, predicted: bool = False) -> int:
 
 
 def _colour(choice: str, output: str | None) -> bool:
-    """--color auto: only on a terminal (not into --output), and never when NO_COLOR is set."""
-    to_tty = output is None and sys.stdout.isatty()
-    return choice == "always" or (choice == "auto" and to_tty and not os.environ.get("NO_COLOR"))
+    """--color auto: on a terminal, not into --output; NO_COLOR, TERM=dumb, FORCE_COLOR / CLICOLOR_FORCE."""
+    return conv.colour(choice, output)
 
 
 def _progress_bar():  # type: ignore[no-untyped-def]
@@ -289,6 +292,8 @@ def verify_cmd(names: tuple[str, ...], python: str | None, timeout: float, fmt: 
 cli.add_command(rules_cmd)  # the `rules` group lives in cli_rules.py
 cli.add_command(slack_cmd)  # `diagnose slack` and `diagnose feedback` live in slack/cli.py (no Bolt import)
 cli.add_command(feedback_cmd)
+for _cmd in (conv.help_cmd, conv.version_cmd, conv.schema_cmd):  # cli_conventions.py
+    cli.add_command(_cmd)
 cli.add_command(fleet_cmd)  # fleet/cli.py and export/cli.py import Ray / pySigma only when they run
 cli.add_command(export_cmd)
 

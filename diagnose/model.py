@@ -274,6 +274,7 @@ class Diagnosis:
     set_aside: list[RuleVerdict] = field(default_factory=list)
     plan: Plan | None = None  # one remediation across the findings (diagnose/remedy/plan.py)
     schema_version: str = SCHEMA_VERSION
+    kind: str = "diagnosis"  # or "preflight": a prediction from the environment (preflight/core.py)
 
     def drop_explanations(self) -> None:
         """Without --explain: no rejected rules, no per-finding checks."""

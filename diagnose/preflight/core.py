@@ -47,7 +47,7 @@ def preflight(
     if plan or plan_report:
         _plan(env, kb, out, plan, plan_report, resolve, python)
     findings, rejected = predict.findings(out, env.facts, kb)
-    diagnosis = Diagnosis(kb_version=kb.version, inputs=env.inputs, facts=env.facts)
+    diagnosis = Diagnosis(kb_version=kb.version, inputs=env.inputs, facts=env.facts, kind="preflight")
     diagnosis.skipped = env.skipped + out.skipped + _not_checked(env, command)
     diagnosis.findings = _merge(findings, env.found)
     diagnosis.unmatched_errors = env.unmatched
