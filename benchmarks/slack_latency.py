@@ -91,7 +91,7 @@ def main() -> None:
             answer = standin.wait("api", "chat.postMessage", channel=channel, thread_ts=thread)
             upload = standin.wait("api", "files.completeUploadExternal", channel_id=channel).at - start
             blocks = answer.params.get("blocks") or []
-            top = next((b["text"]["text"] for b in blocks if b["type"] == "section"), "")
+            top = next((b["text"]["text"] for b in blocks if " · severity " in b.get("text", {}).get("text", "")), "")
             rows.append((name, ack, answer.at - start, upload, f"*{first}*" in top, sum(len(d) for d in datas)))
     finally:
         handler.close()
