@@ -22,10 +22,18 @@ class DefaultGroup(click.Group):
     """`diagnose [INPUT ...]` runs the diagnosis; `diagnose rules ...` etc. are subcommands."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing and not args:  # shell completion: complete the commands themselves
+            return super().parse_args(ctx, args)
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
-            conv.refuse_typo(args, self.commands)  # `diagnose preflite`: a mistyped command, not a file
+            if not ctx.resilient_parsing:
+                conv.refuse_typo(args, self.commands)  # `diagnose preflite`: a mistyped command, not a file
             args = ["run", *args]
         return super().parse_args(ctx, args)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        return [*super().shell_complete(ctx, incomplete), CompletionItem(incomplete, type="file")]  # or an input
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         conv.format_epilog(self, ctx, formatter)  # the run command's options, exit codes, environment

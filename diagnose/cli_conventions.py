@@ -136,3 +136,13 @@ def schema_cmd() -> None:
     from diagnose.contract import schema_text
 
     click.echo(schema_text(), nl=False)
+
+
+def complete_rule_ids(incomplete: str) -> list[str]:
+    """Shell completion of a rule id (`diagnose rules show xid-<TAB>`), from the cached KB."""
+    try:
+        from diagnose import api
+
+        return sorted(r for r in api.load_kb().rules if r.startswith(incomplete))
+    except Exception:  # completion must never print a traceback into the shell
+        return []

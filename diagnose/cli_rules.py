@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from diagnose.cli_conventions import complete_rule_ids
 from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, DiagnoseError
 
 
@@ -28,7 +29,7 @@ def rules_list(extra_rules: tuple[str, ...]) -> None:
 
 
 @rules_cmd.command("show")
-@click.argument("rule_id")
+@click.argument("rule_id", shell_complete=lambda ctx, param, incomplete: complete_rule_ids(incomplete))
 def rules_show(rule_id: str) -> None:
     """Print one rule's file."""
     from pathlib import Path

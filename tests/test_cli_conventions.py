@@ -149,3 +149,20 @@ def test_a_terminal_gets_colour_unless_term_is_dumb_or_no_color():
     assert "\x1b[" not in _on_a_terminal({"TERM": "dumb"})
     assert "\x1b[" not in _on_a_terminal({"NO_COLOR": "1"})
     assert "torch-extension-abi-mismatch" in _on_a_terminal({"TERM": "dumb"})
+
+
+def _complete(words: str) -> list[str]:
+    """What bash completion offers for the last word of `words` (click's bash_complete protocol)."""
+    parts = words.split(" ")
+    env = {"COMP_WORDS": words, "COMP_CWORD": str(len(parts) - 1), "_DIAGNOSE_COMPLETE": "bash_complete"}
+    return run_cli(env=env).stdout.decode().split()
+
+
+def test_shell_completion_offers_commands_formats_and_rule_ids():
+    assert "plain,preflight" in _complete("diagnose pre") and "file,pre" in _complete("diagnose pre")
+    assert {"plain,rules", "plain,serve", "plain,version"} <= set(_complete("diagnose "))
+    assert _complete("diagnose --format ") == ["plain,text", "plain,json", "plain,markdown", "plain,slack"]
+    assert _complete("diagnose rules show xid-fallen") == ["plain,xid-fallen-off-bus"]
+    assert "plain,cuda-oom" in _complete("diagnose rules show cuda-")
+    source = run_cli(env={"_DIAGNOSE_COMPLETE": "bash_source"})
+    assert source.returncode == 0 and "_diagnose_completion" in source.stdout.decode()
