@@ -1,0 +1,7 @@
+vllm serve Qwen/Qwen2.5-72B-Instruct \
+    --port 1234 \
+    --gpu-memory-utilization 0.8 \
+    --max-model-len 131072 \
+    --tensor-parallel-size 8 \
+    --served-model-name "judge" \
+    --trust-remote-code

@@ -1,0 +1,1 @@
+CMD ["python3", "-m", "vllm.entrypoints.openai.api_server", "--host", "0.0.0.0", "--port", "3000", "--served-model-name", "Seed-X-PPO-7B", "--model", "/app/models/ByteDance-Seed/Seed-X-PPO-7B", "--gpu-memory-utilization", "0.5"]

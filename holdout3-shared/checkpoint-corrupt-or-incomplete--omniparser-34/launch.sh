@@ -1,0 +1,1 @@
+python weights/convert_safetensor_to_pt.py

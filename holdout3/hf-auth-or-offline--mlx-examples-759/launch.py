@@ -1,0 +1,1 @@
+model,tokenizer = load("mistralai/Mistral-7B-Instruct-v0.2")
