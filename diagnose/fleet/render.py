@@ -13,7 +13,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
         return json.dumps(report, indent=2) + "\n"
     md = fmt == "markdown"
     out = [f"{'# ' if md else ''}Fleet: {report['lake']} - {report['nodes']} nodes, "
-           f"{report['bytes'] / 2**30:.2f} GiB, {len(report['causes'])} causes", ""]
+           f"{report['bytes'] / 2**20:.1f} MiB, {len(report['causes'])} causes", ""]
     for c in report["causes"]:
         span = f"{c['first'] or '?'} .. {c['last'] or '?'}"
         head = f"{c['rule_id']} ({c['severity']}): {c['title']}"

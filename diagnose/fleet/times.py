@@ -11,7 +11,7 @@ PATTERNS = [
     (re.compile(r"\b(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)"), "ymdHMS"),
     (re.compile(r"\[\w{3} (\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{4})\]"), "kernel"),
     (re.compile(r"\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b"), "mdHMS"),
-    (re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\."), "mdHMS"),
+    (re.compile(r"(?:^|[\[:])[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\."), "mdHMS"),  # glog, c10d
 ]
 MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
@@ -24,6 +24,8 @@ def parse(line: str, year: int = YEAR) -> str | None:
     '2026-11-24T11:43:54'
     >>> parse("[Sun Nov 29 19:41:37 2026] NVRM: Xid 79"), parse("no time here")
     ('2026-11-29T19:41:37', None)
+    >>> parse("[rank1]:[E1201 08:59:51.734947651 socket.cpp:1028] [c10d] timed out", 2026)
+    '2026-12-01T08:59:51'
     """
     for pattern, form in PATTERNS:
         m = pattern.search(line)
