@@ -77,6 +77,7 @@ def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | No
     diagnosis = api.diagnose(paths, kb=kb, progress=_progress_bar() if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
+    conv.warn_skipped(diagnosis)  # an input that could not be read: on stderr as well as in the report
     _emit(diagnosis, fmt, output, color, explain, redact, exit_zero, top=top)
 
 

@@ -146,3 +146,9 @@ def complete_rule_ids(incomplete: str) -> list[str]:
         return sorted(r for r in api.load_kb().rules if r.startswith(incomplete))
     except Exception:  # completion must never print a traceback into the shell
         return []
+
+
+def warn_skipped(diagnosis: Any) -> None:
+    """Each input (or part of one) that could not be used, one `diagnose: warning:` line on stderr."""
+    for skipped in diagnosis.skipped:
+        click.echo(f"diagnose: warning: {skipped.source}: {skipped.reason}", err=True)

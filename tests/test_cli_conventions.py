@@ -166,3 +166,13 @@ def test_shell_completion_offers_commands_formats_and_rule_ids():
     assert "plain,cuda-oom" in _complete("diagnose rules show cuda-")
     source = run_cli(env={"_DIAGNOSE_COMPLETE": "bash_source"})
     assert source.returncode == 0 and "_diagnose_completion" in source.stdout.decode()
+
+
+def test_an_input_that_could_not_be_read_is_a_warning_on_stderr_and_in_the_report(tmp_path: Path):
+    (tmp_path / "core.bin").write_bytes(bytes(range(256)) * 16)
+    shutil.copy(SEED, tmp_path / "verify.log")
+    done = run_cli("--format", "json", str(tmp_path), env=NO_COLOUR_ENV)
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [f"diagnose: warning: {tmp_path / 'core.bin'}: binary data, not text"]
+    assert [s["source"] for s in json.loads(done.stdout)["skipped"]] == [str(tmp_path / "core.bin")]
+    assert run_cli(SEED).stderr == b""  # nothing skipped: nothing on stderr
