@@ -116,6 +116,28 @@ def test_a_killed_worker_does_not_lose_a_node(cluster, tmp_path) -> None:  # typ
     assert len(report["clean"]) == 2 and not report["failed"]  # type: ignore[index]
 
 
+def test_a_task_that_keeps_dying_is_reported(cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    simlake.build(tmp_path, FIXTURES, nodes=2, failing={}, bytes_per_node=15_000_000)
+    out: dict[str, object] = {}
+    thread = threading.Thread(target=lambda: out.update(zip(("report", "results"),
+                                                            runner.run(str(tmp_path), retries=0, timeout=120))))
+    thread.start()
+    killed: set[int] = set()
+    deadline = time.monotonic() + 60
+    while not killed and time.monotonic() < deadline and thread.is_alive():
+        for pid in _task_pids():
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        time.sleep(0.05)
+    thread.join(timeout=150)
+    assert killed, "no running task was seen to kill"
+    report = out["report"]
+    failed = report["failed"]  # type: ignore[index]
+    assert 1 <= len(failed) <= len(killed) and all("failed 1 times" in f["reason"] for f in failed)
+    # never dropped: each node is failed (its worker was killed, no retry left) or diagnosed clean
+    assert sorted([f["node"] for f in failed] + report["clean"]) == ["node-0000", "node-0001"]  # type: ignore[index]
+
+
 def test_fleet_command_writes_the_report_and_each_node(cluster, lake, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from click.testing import CliRunner
 
