@@ -78,7 +78,9 @@ class Outcome:
 
 def sh(command: str, venv: Path, cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}", "VIRTUAL_ENV": str(venv),
-           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1"}
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1",
+           # JIT builds in this run's own folder: a lock left by an earlier, killed run must not block this one
+           "TORCH_EXTENSIONS_DIR": str(cwd / "torch_extensions")}
     return subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
