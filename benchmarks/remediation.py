@@ -44,6 +44,7 @@ class Case:
     program: str  # fails before the fix, succeeds after
     venv_args: list[str] = field(default_factory=list)
     needs_torch: bool = False
+    hide: str | None = None  # a program to keep off PATH (a system ninja would hide the failure)
 
 
 CASES = [
@@ -60,7 +61,7 @@ CASES = [
          ["pip install -q torch==2.13.0+cpu", "pip uninstall -q -y ninja || true"],
          "python -c \"from torch.utils.cpp_extension import load_inline; "
          "m = load_inline('probe', 'int one() { return 1; }', functions=['one'], verbose=False); print(m.one())\"",
-         needs_torch=True),
+         needs_torch=True, hide="ninja"),
 ]
 
 
@@ -76,8 +77,9 @@ class Outcome:
         return bool(self.steps) and all(v == "pass" for v in self.steps.values())
 
 
-def sh(command: str, venv: Path, cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}", "VIRTUAL_ENV": str(venv),
+def sh(command: str, venv: Path, cwd: Path, timeout: int = 900, hide: str | None = None) -> subprocess.CompletedProcess[str]:
+    dirs = [d for d in os.environ["PATH"].split(":") if not (hide and (Path(d) / hide).exists())]
+    env = {**os.environ, "PATH": ":".join([str(venv / "bin"), *dirs]), "VIRTUAL_ENV": str(venv),
            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1",
            # JIT builds in this run's own folder: a lock left by an earlier, killed run must not block this one
            "TORCH_EXTENSIONS_DIR": str(cwd / "torch_extensions")}
@@ -105,13 +107,13 @@ def run_case(case: Case, root: Path) -> Outcome:
     work.mkdir(parents=True)
     subprocess.run([sys.executable, "-m", "venv", *case.venv_args, str(venv)], check=True)
     for command in case.setup:
-        proc = sh(command, venv, work)
+        proc = sh(command, venv, work, hide=case.hide)
         if proc.returncode != 0:
             out.steps["setup"] = f"fail: {command}: {proc.stderr.strip().splitlines()[-1:]}"
             return out
     out.steps["setup"] = "pass"
     print(f"... {case.name}: set up in {time.monotonic() - start:.0f}s", file=sys.stderr, flush=True)
-    failing = sh(case.program, venv, work)
+    failing = sh(case.program, venv, work, hide=case.hide)
     (work / "failure.log").write_text(failing.stdout + failing.stderr)
     out.steps["fails before the fix"] = "pass" if failing.returncode != 0 else "fail: the program did not fail"
     freeze = sh("python -m pip freeze 2>/dev/null || true", venv, work).stdout
@@ -129,7 +131,7 @@ def run_case(case: Case, root: Path) -> Outcome:
         return out
     for command in commands:
         out.applied.append(command)
-        applied = sh(command, venv, work)
+        applied = sh(command, venv, work, hide=case.hide)
         if applied.returncode != 0:
             out.steps["fix applied"] = f"fail: {command}: {applied.stderr.strip().splitlines()[-1:]}"
             return out
@@ -140,7 +142,7 @@ def run_case(case: Case, root: Path) -> Outcome:
     ran = [r for r in report["results"] if r["status"] != "not-run"]
     failed = [r["command"] for r in ran if r["status"] == "fail"]
     out.steps["verify"] = "pass" if ran and not failed else f"fail: {failed or 'nothing ran'}"
-    again = sh(case.program, venv, work)
+    again = sh(case.program, venv, work, hide=case.hide)
     out.steps["works after the fix"] = "pass" if again.returncode == 0 else f"fail: {again.stderr.strip()[-200:]}"
     out.seconds = round(time.monotonic() - start, 1)
     return out

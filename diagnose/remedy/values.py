@@ -16,7 +16,7 @@ from diagnose.model import Evidence, Facts
 
 TORCH_INDEX = "https://download.pytorch.org/whl/"
 # a rule's literal blank: <package>, <model dir>, /path/to/venv
-ANGLE = re.compile(r"(?<![<\w])<[A-Za-z][\w .-]{0,40}>|/path/to/[\w./-]*")
+ANGLE = re.compile(r"(?<![<\w])<[A-Za-z][\w .+-]{0,40}>|/path/to/[\w./-]*")
 # import name as it appears in a failing line -> (distribution, import name)
 EXTENSIONS = [
     (re.compile(r"\bsgl_kernel\b|sgl-kernel"), "sgl-kernel", "sgl_kernel"),
