@@ -78,12 +78,23 @@ class Outcome:
 
 
 def sh(command: str, venv: Path, cwd: Path, timeout: int = 900, hide: str | None = None) -> subprocess.CompletedProcess[str]:
-    dirs = [d for d in os.environ["PATH"].split(":") if not (hide and (Path(d) / hide).exists())]
+    dirs = [_without(d, hide, cwd) if hide and (Path(d) / hide).exists() else d for d in os.environ["PATH"].split(":")]
     env = {**os.environ, "PATH": ":".join([str(venv / "bin"), *dirs]), "VIRTUAL_ENV": str(venv),
            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1",
            # JIT builds in this run's own folder: a lock left by an earlier, killed run must not block this one
            "TORCH_EXTENSIONS_DIR": str(cwd / "torch_extensions")}
     return subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _without(directory: str, hidden: str, cwd: Path) -> str:
+    """A stand-in for a PATH directory: links to everything in it but `hidden` (c++ stays, ninja goes)."""
+    shadow = cwd / f"path-without-{hidden}" / directory.strip("/").replace("/", "_")
+    if not shadow.is_dir():
+        shadow.mkdir(parents=True)
+        for entry in Path(directory).iterdir():
+            if entry.name != hidden:
+                (shadow / entry.name).symlink_to(entry)
+    return str(shadow)
 
 
 def remedy_commands(diagnosis: dict) -> list[str]:  # type: ignore[type-arg]
