@@ -49,3 +49,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             items += [(rule.id, "match", line) for line in rule.examples["match"]]
             items += [(rule.id, "no_match", line) for line in rule.examples["no_match"]]
         metafunc.parametrize("rule_example", items, ids=[f"{r}-{k}-{i}" for i, (r, k, _) in enumerate(items)])
+
+
+def tar_with_link(name: str, data: bytes, link: str) -> bytes:
+    """An uncompressed tar of one file and a symlink member pointing at it (as support bundles carry)."""
+    import io
+    import tarfile
+
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        member = tarfile.TarInfo(name)
+        member.size = len(data)
+        tar.addfile(member, io.BytesIO(data))
+        symlink = tarfile.TarInfo(link)
+        symlink.type, symlink.linkname = tarfile.SYMTYPE, name.rsplit("/", 1)[-1]
+        tar.addfile(symlink)
+    return out.getvalue()

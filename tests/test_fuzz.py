@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import json
 import lzma
-import tarfile
 
 import jsonschema
 import pytest
-from conftest import ROOT
+from conftest import ROOT, tar_with_link
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -99,15 +97,7 @@ def _wrap(data: bytes, how: str) -> bytes:
     if how == "truncated-gzip":
         return gzip.compress(data)[: max(10, len(data) // 3)]
     if how == "tar":
-        out = io.BytesIO()
-        with tarfile.open(fileobj=out, mode="w") as tar:
-            member = tarfile.TarInfo("logs/server.log")
-            member.size = len(data)
-            tar.addfile(member, io.BytesIO(data))
-            link = tarfile.TarInfo("logs/latest")
-            link.type, link.linkname = tarfile.SYMTYPE, "server.log"
-            tar.addfile(link)
-        return out.getvalue()
+        return tar_with_link("logs/server.log", data, "logs/latest")
     if how == "utf-16":
         return b"\xff\xfe" + data.decode("utf-8", "replace").encode("utf-16-le")
     return data

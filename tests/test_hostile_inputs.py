@@ -5,12 +5,10 @@ subprocess with a generous timeout: it must finish, not be fast)."""
 from __future__ import annotations
 
 import bz2
-import io
 import json
 import os
-import tarfile
 
-from conftest import run_cli
+from conftest import run_cli, tar_with_link
 
 NMS = b"RuntimeError: operator torchvision::nms does not exist\n"
 
@@ -56,16 +54,9 @@ def test_every_directory_entry_is_accounted_for(tmp_path):
 
 
 def test_tar_links_and_a_truncated_tar_are_said(tmp_path):
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w") as tar:
-        member = tarfile.TarInfo("server.log")
-        member.size = len(NMS)
-        tar.addfile(member, io.BytesIO(NMS))
-        link = tarfile.TarInfo("latest.log")
-        link.type, link.linkname = tarfile.SYMTYPE, "server.log"
-        tar.addfile(link)
-    (tmp_path / "bundle.tar").write_bytes(out.getvalue())
-    (tmp_path / "cut.tar").write_bytes(out.getvalue()[:1024])  # a header and the first member, no end
+    bundle = tar_with_link("server.log", NMS, "latest.log")
+    (tmp_path / "bundle.tar").write_bytes(bundle)
+    (tmp_path / "cut.tar").write_bytes(bundle[:1024])  # a header and the first member, no end
     data = _json(run_cli("--format", "json", str(tmp_path / "bundle.tar"), str(tmp_path / "cut.tar")))
     reasons = {s["source"]: s["reason"] for s in data["skipped"]}
     assert "symlink to server.log" in reasons[f"{tmp_path / 'bundle.tar'}:latest.log"]
