@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from diagnose import cli_conventions as conv
+from diagnose import cli_settings as cset
 from diagnose.cli_rules import rules_cmd
 from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNEXPLAINED, EXIT_USAGE, DiagnoseError
 from diagnose.export.cli import export_cmd
@@ -63,11 +64,17 @@ def cli() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when a root cause is found.")
 @click.option("--redact/--no-redact", default=None,
               help="Mask tokens, IPs, hostnames, e-mails and user names. [default: on for slack, off otherwise]")
-def run_cmd(inputs: tuple[str, ...], fmt: str, output: str | None, top: int | None, extra_rules: tuple[str, ...],
-            explain: bool, color: str, no_cache: bool, exit_zero: bool, redact: bool | None) -> None:
+@cset.show_settings_option
+@click.pass_context
+def run_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str, output: str | None, top: int | None,
+            extra_rules: tuple[str, ...], explain: bool, color: str, no_cache: bool, exit_zero: bool,
+            redact: bool | None) -> None:
     """Diagnose INPUT files, directories and bundles ('-' or a pipe is stdin)."""
     from diagnose import api
 
+    if ctx.meta.get("show_settings"):  # the config files' and environment's settings, the flags given winning
+        click.echo("\n".join(cset.settings_lines(ctx)))
+        return
     paths = list(inputs)
     if not paths:
         if sys.stdin.isatty():
@@ -301,7 +308,7 @@ def verify_cmd(names: tuple[str, ...], python: str | None, timeout: float, fmt: 
 cli.add_command(rules_cmd)  # the `rules` group lives in cli_rules.py
 cli.add_command(slack_cmd)  # `diagnose slack` and `diagnose feedback` live in slack/cli.py (no Bolt import)
 cli.add_command(feedback_cmd)
-for _cmd in (conv.help_cmd, conv.version_cmd, conv.schema_cmd):  # cli_conventions.py
+for _cmd in (conv.help_cmd, conv.version_cmd, conv.schema_cmd, cset.config_cmd):  # cli_conventions.py, cli_settings.py
     cli.add_command(_cmd)
 cli.add_command(fleet_cmd)  # fleet/cli.py and export/cli.py import Ray / pySigma only when they run
 cli.add_command(export_cmd)
@@ -310,7 +317,7 @@ cli.add_command(export_cmd)
 def main() -> None:
     """Entry point: user errors are one line on stderr and exit code 2, never a traceback."""
     try:
-        cli.main(standalone_mode=False, prog_name="diagnose")
+        cli.main(standalone_mode=False, prog_name="diagnose", default_map=cset.Defaults())  # config files, env
     except DiagnoseError as exc:
         click.echo(f"diagnose: error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -25,6 +25,9 @@ ENVIRONMENT = [
     ("DIAGNOSE_RULES_DIR", "the knowledge base to use instead of the shipped one"),
     ("DIAGNOSE_CACHE_DIR", "where the compiled KB is cached (default: the platform's cache directory)"),
     ("DIAGNOSE_REDACT_DOMAINS, DIAGNOSE_REDACT_PATTERNS", "a team's own names to mask with --redact"),
+    ("DIAGNOSE_EXTRA_RULES, DIAGNOSE_FORMAT, DIAGNOSE_PYTHON", "a team's rules dirs, the default --format, --python"),
+    ("DIAGNOSE_CONFIG", "the config file to use (default: diagnose.toml or pyproject.toml [tool.diagnose] "
+                        "from here up, over ~/.config/diagnose/config.toml); `diagnose config` shows them"),
     ("DIAGNOSE_DEBUG", "show the traceback of an internal error"),
 ]
 

@@ -96,10 +96,10 @@ class Redactor:
 def redact_diagnosis(diagnosis: T) -> T:
     """The diagnosis with every string masked, consistently within it. The hosts of the findings'
     references and `verified_by` are the KB's own words, public by construction: they stay."""
-    from diagnose.redact_team import from_env  # DIAGNOSE_REDACT_DOMAINS / DIAGNOSE_REDACT_PATTERNS
+    from diagnose.redact_team import configured  # redact-domains / -patterns: config files, environment
 
     hosts = frozenset(_reference_hosts(getattr(diagnosis, "findings", [])))
-    return Redactor(public_hosts=hosts, extra=from_env()).redact_diagnosis(diagnosis)
+    return Redactor(public_hosts=hosts, extra=configured()).redact_diagnosis(diagnosis)
 
 
 def _reference_hosts(findings: list[Any]) -> set[str]:

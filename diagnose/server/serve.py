@@ -15,6 +15,7 @@ from diagnose.errors import DiagnoseError
 from diagnose.kb.compiled import KnowledgeBase
 from diagnose.server.app import create_app
 from diagnose.server.settings import Settings
+from diagnose.settings import current
 
 __all__ = ["Settings", "run"]
 
@@ -23,7 +24,7 @@ def run(settings: Settings, extend: Callable[[Any, KnowledgeBase], str] | None =
     """`extend` adds routes to the app (the Slack app's /slack/events) and returns what it added."""
     settings.check()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
-    kb = api.load_kb()
+    kb = api.load_kb(current().get("extra-rules"))  # a team's own rules (config file, DIAGNOSE_EXTRA_RULES)
     app = create_app(settings, kb)
     also = f"; {extend(app.app, kb)}: on" if extend else ""
     sock = bind(settings.host, settings.port)

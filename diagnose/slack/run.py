@@ -9,6 +9,7 @@ from typing import Any
 
 from diagnose import api
 from diagnose.kb.compiled import KnowledgeBase
+from diagnose.settings import current
 from diagnose.slack.settings import SlackSettings
 from diagnose.slack.store import Store
 
@@ -26,7 +27,7 @@ def socket_mode(settings: SlackSettings) -> None:
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
-    kb = api.load_kb()
+    kb = api.load_kb(current().get("extra-rules"))  # a team's own rules (config file, DIAGNOSE_EXTRA_RULES)
     bolt = build(settings, kb)
     print(f"diagnose slack: Socket Mode (kb {kb.version}, {len(kb.rules)} rules; answers kept in {settings.store}; "
           "redaction on)", file=sys.stderr, flush=True)
