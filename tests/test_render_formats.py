@@ -152,7 +152,7 @@ def test_markdown_quotes_hostile_log_text_safely():
     rendered = _outside_code(md)
     assert "<script>" not in rendered and "](http://evil)" not in rendered and "<tag>" not in rendered
     assert "Title &lt;with&gt; | pipe" in md and "`<code>`" in md and "Do &lt;this&gt;." in md
-    assert "````sh\n   echo ```; echo |\n   ````" in md  # a fence longer than any in the content
+    assert "````sh\necho ```; echo |\n````" in md  # a fence longer than any in the content
 
 
 def test_timeline_is_honest_about_missing_times():

@@ -2,23 +2,24 @@
 cause with its evidence quoted as `source:line`, its symptoms, fix, verify and references.
 
 Whatever came from the inputs (log lines, file names, facts) is shown in code spans or code
-blocks, never as Markdown, so a log line cannot inject a link or break a table.
+blocks, never as Markdown, so a log line cannot inject a link or break a table. Code blocks stand
+at the top level, never inside a list item, and no list item starts with a list marker, so that
+GitHub, pandoc and MkDocs' Python-Markdown render the same document.
 """
 
 from __future__ import annotations
 
-import re
-
 from diagnose import __version__
-from diagnose.model import Diagnosis, Evidence, Finding
-from diagnose.render import environment, timeline
+from diagnose.model import Diagnosis
+from diagnose.render import environment, incident, mermaid, timeline
+from diagnose.render.md_finding import finding as _finding
+from diagnose.render.md_text import MAX_CELL, MAX_QUOTE, _cut, _where, cell, code, fence, prose
 
-MAX_QUOTE = 1000  # characters of one quoted line
-MAX_CELL = 200  # characters of a log line in a table cell
-CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+__all__ = ["MAX_CELL", "MAX_QUOTE", "cell", "code", "fence", "prose", "render"]
 
 
 def render(diagnosis: Diagnosis, **_: object) -> str:
+    inc = incident.build(diagnosis)
     top = diagnosis.findings[0] if diagnosis.findings else None
     title = top.title if top else "a failure with no known root cause"
     out = [f"# Post-mortem: {prose(title)}", ""]
@@ -30,8 +31,8 @@ def render(diagnosis: Diagnosis, **_: object) -> str:
     ]
     out += _summary(diagnosis)
     out += _plan(diagnosis)
-    out += ["## Impact", "", "TODO: who and what was affected, from when to when, and how it was noticed.", ""]
-    out += _timeline(diagnosis)
+    out += _impact(inc)
+    out += _timeline(inc)
     out += _environment(diagnosis)
     out += ["## Root cause" if len(diagnosis.findings) == 1 else "## Root causes", ""]
     if not diagnosis.findings:
@@ -81,19 +82,31 @@ def _summary(d: Diagnosis) -> list[str]:
     return [*out, ""]
 
 
-def _timeline(d: Diagnosis) -> list[str]:
-    events, how = timeline.ordered(timeline.events(d))
+def _impact(inc: incident.Incident) -> list[str]:
+    out = ["## Impact", "", f"- **Window**: {inc.window}"]
+    out += [f"- **Affected GPU**: {prose(a.note)}" for a in inc.affected]
+    return [*out, "- **Who and what was affected, and how it was noticed**: TODO.", ""]
+
+
+def _timeline(inc: incident.Incident) -> list[str]:
     out = ["## Timeline", ""]
-    if not events:
+    if not inc.moments:
         return [*out, "No line of the inputs was cited as evidence or error.", ""]
-    out += [how, "", "| Time | Where | What | Line |", "| --- | --- | --- | --- |"]
-    for e in events[: timeline.MAX_EVENTS]:
-        when = e.stamp.shown if e.stamp else (code(e.shown_time, cell=True) if e.shown_time else "—")
+    note = " Times are ISO 8601; `--MM-DD` where the log gives no year." if inc.start else ""
+    out += [inc.how + note, "", "| Time | Where | What | Line |", "| --- | --- | --- | --- |"]
+    gaps = {g.after: g for g in inc.gaps}
+    for i, m in enumerate(inc.moments[: timeline.MAX_EVENTS]):
+        e = m.event
+        when = code(e.stamp.shown, cell=True) if e.stamp else (code(e.shown_time, cell=True) if e.shown_time else "—")
+        when += f" ({m.relative})" if m.relative else ""
         out.append(f"| {when} | {code(f'{e.source}:{e.line}', cell=True)} | {cell(e.what)} | "
                    f"{code(_cut(e.text, MAX_CELL), cell=True)} |")
-    if len(events) > timeline.MAX_EVENTS:
-        out += ["", f"{len(events) - timeline.MAX_EVENTS} more line(s) are cited below."]
-    return [*out, ""]
+        if i in gaps and i + 1 < timeline.MAX_EVENTS:
+            out.append(f"| ⋯ | | _{cell(gaps[i].text)}_ | |")
+    if len(inc.moments) > timeline.MAX_EVENTS:
+        out += ["", f"{len(inc.moments) - timeline.MAX_EVENTS} more line(s) are cited below."]
+    out += ["", "The same lines as a picture, one lane per artifact and rank (GitHub and most wikis draw it):", ""]
+    return [*out, *fence(mermaid.gantt(inc).split("\n"), "mermaid"), ""]
 
 
 def _environment(d: Diagnosis) -> list[str]:
@@ -109,45 +122,6 @@ def _environment(d: Diagnosis) -> list[str]:
         out += ["", "| Variable | Value |", "| --- | --- |"]
         out += [f"| {code(k, cell=True)} | {code(_cut(v, MAX_CELL), cell=True)} |" for k, v in sorted(d.facts.env.items())]
     return [*out, ""]
-
-
-def _finding(f: Finding) -> list[str]:
-    out = [f"### {f.rank}. {prose(f.title)}", ""]
-    out += [f"{code(f.rule_id)} · category {f.category} · severity **{f.severity}** · confidence **{f.confidence:.2f}**",
-            "", prose(f.summary), "", "**Evidence**", ""]
-    out += fence([_where(e) + "  " + _cut(e.text, MAX_QUOTE) for e in f.evidence], "text")
-    if f.reasons:
-        out += ["", "Why this confidence:", ""] + [f"- {prose(r)}" for r in f.reasons]
-    if f.symptoms:
-        out += ["", "**Symptoms it explains**", ""]
-        for s in f.symptoms:
-            out += _symptom(s, "")
-    out += ["", "**Fix**", ""]
-    for i, step in enumerate(f.fix, 1):
-        out.append(f"{i}. {prose(step['step'])}")
-        if step.get("run"):
-            out += ["", *("   " + line for line in fence([step["run"]], "sh")), ""]
-        if step.get("caution"):
-            out += [f"   > **Caution:** {prose(step['caution'])}", ""]
-    out += ["", "**Verify** (read-only; run them where the failure happened)", ""]
-    for v in f.verify:
-        expect = v.get("expect") or {}
-        want = ", ".join(f"{k.replace('_', ' ')} {code(str(val))}" for k, val in expect.items())
-        out += [f"- expect {want}:" if want else "-", "", *("  " + line for line in fence([v["run"]], "sh")), ""]
-    if f.verified_by:
-        out += ["**Where this fix was confirmed**", ""] + [f"- {prose(v)}" for v in f.verified_by] + [""]
-    if f.references:
-        out += ["**References**", ""] + [f"- <{r}>" if r.startswith("http") else f"- {prose(r)}" for r in f.references]
-    return [*out, ""]
-
-
-def _symptom(s: Finding, indent: str) -> list[str]:
-    out = [f"{indent}- {code(s.rule_id)}: {prose(s.title)} (confidence {s.confidence:.2f})"]
-    if s.evidence:
-        out += ["", *(indent + "  " + line for line in fence([_where(e) + "  " + _cut(e.text, MAX_QUOTE) for e in s.evidence[:3]], "text")), ""]
-    for nested in s.symptoms:
-        out += _symptom(nested, indent + "  ")
-    return out
 
 
 def _unmatched(d: Diagnosis) -> list[str]:
@@ -205,10 +179,16 @@ def _action_items(d: Diagnosis) -> list[str]:
 
 
 def _inputs(d: Diagnosis) -> list[str]:
+    """One row per input: the artifacts one file holds (a paste, a header line) are its parts, not rows."""
     out = ["## Inputs", "", "| Input | Kind | Lines |", "| --- | --- | --- |"]
+    parts: dict[str, list[tuple[str, int, int]]] = {}
     for i in d.inputs:
-        span = f"{i.first_line}–{i.first_line + i.lines - 1}"
-        out.append(f"| {code(i.source, cell=True)} | {i.kind} | {span} |")
+        parts.setdefault(i.source, []).append((i.kind, i.first_line, i.first_line + i.lines - 1))
+    for source, kinds in parts.items():
+        kinds.sort(key=lambda k: k[1] - k[2])  # the artifact with the most lines names the input
+        kind = kinds[0][0] + "".join(f"; {_lines(a, b)} read as {k}" for k, a, b in kinds[1:])
+        span = f"{min(k[1] for k in kinds)}–{max(k[2] for k in kinds)}"
+        out.append(f"| {code(source, cell=True)} | {cell(kind)} | {span} |")
     notes = sorted({f"{i.source}: {n}" for i in d.inputs for n in i.notes})
     if notes:
         out += ["", "Notes on the inputs:", ""] + [f"- {code(n)}" for n in notes]
@@ -218,47 +198,5 @@ def _inputs(d: Diagnosis) -> list[str]:
     return [*out, ""]
 
 
-# --- Markdown quoting -----------------------------------------------------------------------
-
-def code(text: str, cell: bool = False) -> str:
-    """An inline code span that holds any text (backticks included); `cell` escapes pipes for a table."""
-    text = " ".join(text.split())
-    ticks = "`" * (max((len(t) for t in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
-    span = f"{ticks}{pad}{text}{pad}{ticks}"
-    return span.replace("|", "\\|") if cell else span
-
-
-def fence(lines: list[str], lang: str = "") -> list[str]:
-    body = "\n".join(lines)
-    longest = max((len(t) for t in re.findall(r"`{3,}", body)), default=2)
-    ticks = "`" * (longest + 1)
-    return [ticks + lang, *body.split("\n"), ticks]
-
-
-def prose(text: str) -> str:
-    """KB text as Markdown: its code spans kept, `<`, `>` and `&` outside them escaped (GitHub would
-    take `<built_torch>` for an HTML tag and drop it)."""
-    out, pos = [], 0
-    for m in CODE_SPAN.finditer(text):
-        out.append(_html_escape(text[pos : m.start()]))
-        out.append(m[0])
-        pos = m.end()
-    out.append(_html_escape(text[pos:]))
-    return "".join(out)
-
-
-def cell(text: str) -> str:
-    return prose(" ".join(text.split())).replace("|", "\\|")
-
-
-def _html_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _where(e: Evidence) -> str:
-    return f"{e.source}:{e.line}" if e.line else e.source
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + f"… ({len(text) - limit + 1} characters cut)"
+def _lines(a: int, b: int) -> str:
+    return f"line {a}" if a == b else f"lines {a}–{b}"
