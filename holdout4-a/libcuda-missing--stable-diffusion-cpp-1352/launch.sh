@@ -1,0 +1,1 @@
+docker run -it --rm ghcr.io/leejet/stable-diffusion.cpp:master-cuda

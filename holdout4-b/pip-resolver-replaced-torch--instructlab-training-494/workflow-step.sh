@@ -1,0 +1,1 @@
+CMAKE_ARGS="-DLLAMA_CUDA=on" python3.11 -m pip install .
