@@ -24,10 +24,13 @@ import regex
 from diagnose.artifacts import pylog
 
 ANSI_PATTERN = r"\x1b"
+TRACEBACK_START = r"Traceback \(most recent call last\)"
 # (pattern, lines of context after a hit): what the per-line logic needs to see besides the
 # signal lines. Context covers the body of a traceback or a table that follows its first line.
 STRUCTURE: list[tuple[str, int]] = [
-    (r"Traceback \(most recent call last\)", 400),
+    (TRACEBACK_START, 2000),  # ends earlier, where the traceback does (TracebackEnd)
+    # a frame, and the lines after it in which pylog decides whether an excerpt ends inside frames
+    (r'File "[^"\n]+", line \d+', 2 * pylog.TAIL_AFTER_FRAME + 2),
     (r"NVIDIA-SMI \S+\s+Driver Version", 300),
     (r"NVSMI LOG", 6000),
     (r"<nvidia_smi_log", 20000),
@@ -40,13 +43,14 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"^[A-Za-z0-9][A-Za-z0-9._-]* @ \S+$", 0),
     (r"^-e \S+", 0),
     (r"^\[(?:pip3?|conda)\]", 0),
-    (r"NVRM|nvidia|Linux version|^Linux \S+ \d|/sys/module/|\"model_type\"", 0),
+    (r"NVRM|Linux version|^Linux \S+ \d|/sys/module/|\"model_type\"", 0),
     (r"^(?:export )?(?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_\w+=", 0),
     (r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+==", 0),
     (pylog.ERRORISH_PATTERN, 0),
     (ANSI_PATTERN, 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
 ]
+FORM = 2  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
 LEADING_FLAGS = regex.compile(r"^\(\?([aiLmsux]+)\)")
 
 
@@ -60,6 +64,31 @@ class Pattern:
 # a structure whose context ends early, where its own parser would stop: an nvidia-smi table
 # goes on while its lines start with '|' or '+' (or are blank)
 CONTEXT_PREFIXES: dict[str, tuple[bytes, ...]] = {r"NVIDIA-SMI \S+\s+Driver Version": (b"|", b"+")}
+TAIL = 2  # lines after a traceback's exception line that are still read (a message's continuation)
+
+
+class TracebackEnd:
+    """Where a Python traceback's context ends: past its frames (indented under the prefix its
+    `Traceback` line has, or any line naming a `File "..."`), its exception line and TAIL more
+    lines that are not frames. Ambiguous lines (coloured ones) keep it going; the context's line
+    count still bounds it. pylog's tracker reads no further than this."""
+
+    __slots__ = ("prefix", "tail")
+
+    def __init__(self, first: bytes) -> None:
+        at = first.find(b"Traceback")
+        self.prefix = first[:at] if at > 0 else b""
+        self.tail = -1  # lines since the exception line; -1 while frames go on
+
+    def ends(self, raw: bytes) -> bool:
+        """True when `raw` is past the traceback (it is not read as part of it)."""
+        body = raw[len(self.prefix):] if self.prefix and raw.startswith(self.prefix) else raw
+        if not body.strip() or body[:1] in b" \t^~" or b'File "' in raw or b"\x1b" in raw or b"Traceback" in raw:
+            if self.tail >= 0 and b'File "' in raw:
+                self.tail = -1  # frames again: another rank's traceback interleaved with this one
+            return False
+        self.tail += 1
+        return self.tail > TAIL
 
 
 class Prefilter:
@@ -72,6 +101,7 @@ class Prefilter:
         structure = [p for p, _ in STRUCTURE]
         self.error_id = self.signal_count + structure.index(pylog.ERRORISH_PATTERN)
         self.ansi_id = self.signal_count + structure.index(ANSI_PATTERN)
+        self.traceback_id = self.signal_count + structure.index(TRACEBACK_START)
         self._hs: Any = None
         self._slow: list[tuple[int, Any]] = []
         if hyperscan_module() is None:
@@ -93,10 +123,13 @@ class Prefilter:
 
     @staticmethod
     def _hs_form(pattern: str, flags: int, hyperscan: Any) -> tuple[bytes, int]:
-        """The pattern as Hyperscan takes it: leading flags as Hyperscan flags, and no `^` / `$`
-        anchors. Dropping an assertion only widens what matches, so the prefilter still reports
-        every line the exact regex matches; and several multi-line anchored patterns in one
-        database were seen to hide each other's matches (Hyperscan 5.4 via hyperscan 0.9.1)."""
+        """The pattern as Hyperscan takes it: leading flags as Hyperscan flags, `^` as a newline
+        (every scan starts with one, so the first line has it too) and no `$`. Dropping an
+        assertion only widens what matches, so the prefilter still reports every line the exact
+        regex matches; a literal newline keeps what `^` selects (a line that *starts* with a
+        package name, not every line with `==` in it) without Hyperscan's multi-line anchors,
+        several of which in one database were seen to hide each other's matches (Hyperscan 5.4
+        via hyperscan 0.9.1)."""
         m = LEADING_FLAGS.match(pattern)
         if m:
             pattern = pattern[m.end():]
@@ -104,12 +137,15 @@ class Prefilter:
                 flags |= hyperscan.HS_FLAG_CASELESS
             if "s" in m[1]:
                 flags |= hyperscan.HS_FLAG_DOTALL
-        pattern = strip_anchors(pattern)
+        pattern = strip_anchors(pattern, start=r"\n")
         flags |= hyperscan.HS_FLAG_UTF8 if any(ord(c) > 127 for c in pattern) else 0
         return pattern.encode("utf-8"), flags
 
     # --- scanning ---------------------------------------------------------------------
-    def context_prefixes(self, pid: int) -> tuple[bytes, ...] | None:
+    def context_rule(self, pid: int, first: bytes) -> tuple[bytes, ...] | TracebackEnd | None:
+        """What ends the context of a hit of `pid` on the line `first` before its line count does."""
+        if pid == self.traceback_id:
+            return TracebackEnd(first)
         return self.patterns[pid].more
 
     def hits(self, block: bytes) -> list[tuple[int, int, int]]:
@@ -118,9 +154,9 @@ class Prefilter:
         patterns = self.patterns
         if self._hs is not None:
             def on_match(pid: int, start: int, end: int, flags: int, context: Any) -> None:
-                found.append((end, patterns[pid].context, pid))
+                found.append((end - 1, patterns[pid].context, pid))  # less the newline put in front
 
-            self._hs.scan(block, match_event_handler=on_match)
+            self._hs.scan(b"\n" + block, match_event_handler=on_match)
         if self._slow:
             # latin-1 maps each byte to one character, so match offsets are byte offsets
             text = block.decode("latin-1")
@@ -185,18 +221,21 @@ class LineFilter:
             else:
                 found.add(patterns[pid])
 
-        self._hs.scan(text.encode("utf-8", errors="replace"), match_event_handler=on_match)
+        self._hs.scan(b"\n" + text.encode("utf-8", errors="replace"), match_event_handler=on_match)
         for pattern in self._leftover:
             if pattern.search(text, timeout=0.25):
                 found.add(pattern.pattern)
         return found, error[0]
 
 
-def strip_anchors(pattern: str) -> str:
-    """`^foo\\s*$` -> `foo\\s*`: remove `^` and `$` outside character classes and escapes.
+def strip_anchors(pattern: str, start: str = "") -> str:
+    """`^foo\\s*$` -> `foo\\s*`: remove `$`, and replace `^` by `start`, outside character classes
+    and escapes.
 
     >>> strip_anchors(r"^\\s*[+-] [^=]+==(?:$|\\s)")
     '\\\\s*[+-] [^=]+==(?:|\\\\s)'
+    >>> strip_anchors(r"(?:^|\\])Killed\\s*$", start=r"\\n")
+    '(?:\\\\n|\\\\])Killed\\\\s*'
     """
     out = []
     i, in_class = 0, False
@@ -212,6 +251,7 @@ def strip_anchors(pattern: str) -> str:
         elif c == "[":
             in_class = True
         elif c in "^$":
+            out.append(start if c == "^" else "")
             i += 1
             continue
         out.append(c)
@@ -232,7 +272,7 @@ def compile_database(
     Returns the database and the ids Hyperscan cannot take (checked with `regex` instead)."""
     import hyperscan
 
-    key = hashlib.sha256(f"{base_flags}\n".encode() + "\n".join(p for p, _ in entries).encode()).hexdigest()[:24]
+    key = hashlib.sha256(f"{FORM}\n{base_flags}\n".encode() + "\n".join(p for p, _ in entries).encode()).hexdigest()[:24]
     db_path = cache_dir / f"{name}-{key}.db" if cache_dir else None
     left_path = cache_dir / f"{name}-{key}.slow" if cache_dir else None
     if db_path and left_path and db_path.exists() and left_path.exists():

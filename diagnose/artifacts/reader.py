@@ -134,7 +134,8 @@ class TextSource:
                 last_index += chunk.count(b"\n", last_offset, at)
                 last_offset = at
                 start = chunk.rfind(b"\n", 0, at) + 1
-                ranges.append((start, last_index, last_index + context, prefilter.context_prefixes(pid)))
+                rule = prefilter.context_rule(pid, chunk[start:at + 1]) if context else None
+                ranges.append((start, last_index, last_index + context, rule))
                 pids_by_line.setdefault(last_index, set()).add(pid)
             self.line_hints = {base + i + 1: prefilter.line_hint(p) for i, p in pids_by_line.items()}
             # one pass over the chunk counts its lines: up to the last hit above, the rest here
@@ -148,7 +149,7 @@ class TextSource:
                 while index <= last and index < n_lines:
                     nl = chunk.find(b"\n", offset)
                     raw = chunk[offset:] if nl < 0 else chunk[offset:nl]
-                    if more and index > first and raw.strip() and not raw.lstrip().startswith(more):
+                    if more is not None and index > first and _ends(more, raw):
                         last = index - 1  # the structure ended here, as its parser will see
                         break
                     selected += 1
@@ -187,6 +188,14 @@ class TextSource:
         self._replaced = 0
         self._cut_lines: list[int] = []
         self._lines_done = 0  # lines of the chunks already handed out (for the numbers of cut lines)
+
+
+def _ends(rule: Any, raw: bytes) -> bool:
+    """Does the line `raw` end a structure's context? `rule`: the prefixes its lines start with
+    (after their indent), or an object that follows the structure line by line."""
+    if isinstance(rule, tuple):
+        return bool(raw.strip()) and not raw.lstrip().startswith(rule)
+    return bool(rule.ends(raw))
 
 
 def _blocks(first: bytes, stream: BinaryIO) -> Iterator[bytes]:
