@@ -31,4 +31,17 @@ def _slack(d: Diagnosis, **opts: object) -> str:
     return slack.render(d)
 
 
-RENDERERS: dict[str, Callable[..., str]] = {"text": _text, "json": _json, "markdown": _markdown, "slack": _slack}
+def _html(d: Diagnosis, **opts: object) -> str:
+    from diagnose.render import html
+
+    return html.render(d)
+
+
+def _svg(d: Diagnosis, **opts: object) -> str:
+    from diagnose.render import incident, svg
+
+    return svg.render(incident.build(d), title=d.findings[0].title if d.findings else "")
+
+
+RENDERERS: dict[str, Callable[..., str]] = {"text": _text, "json": _json, "markdown": _markdown, "slack": _slack,
+                                            "html": _html, "svg": _svg}

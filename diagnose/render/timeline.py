@@ -14,7 +14,7 @@ Stamp(shown='--11-29T19:50:56.183', clock='wall', key=(11, 29, 71456.183415218),
 >>> parse_time("[ 1843.439669] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.").shown
 '1843.440 s after boot'
 >>> relative(0.0), relative(25.2), relative(3725), relative(214 * 86400 + 60)
-('T+0', '+25 s', '+1 h 2 min', '+214 d')
+('T+0', '+25 s', '+1 h 2 min 5 s', '+214 d 00:01:00')
 >>> parse_time("Traceback (most recent call last):") is None
 True
 """
@@ -102,7 +102,7 @@ def _utc(year: int, month: int, day: int, h: int, mi: int, s: int, frac: str, zo
 
 
 def relative(seconds: float) -> str:
-    """`T+0`, `+25 s`, `+4 min 5 s`, `+2 h 3 min`, `+214 d`: how long after the first timed line."""
+    """`T+0`, `+25 s`, `+4 min 5 s`, `+214 d 00:26:45`: how long after the first timed line."""
     if seconds < 0.05:
         return "T+0"
     if seconds < 10:
@@ -111,15 +111,15 @@ def relative(seconds: float) -> str:
 
 
 def span(seconds: float) -> str:
-    """A duration in the largest two units that say it: `25 s`, `4 min 5 s`, `2 h 3 min`, `214 d`."""
+    """A duration to the second: `25 s`, `4 min 5 s`, `2 h 3 min 4 s`, `214 d 00:26:45`."""
     s = round(seconds)
     if s < 60:
         return f"{seconds:.1f} s" if seconds < 10 else f"{s} s"
     if s < 3600:
         return f"{s // 60} min" + (f" {s % 60} s" if s % 60 else "")
     if s < 86400:
-        return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "")
-    return f"{s // 86400} d" + (f" {s % 86400 // 3600} h" if s < 7 * 86400 and s % 86400 // 3600 else "")
+        return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "") + (f" {s % 60} s" if s % 60 else "")
+    return f"{s // 86400} d {s % 86400 // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def events(diagnosis: Diagnosis) -> list[Event]:
