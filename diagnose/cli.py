@@ -16,7 +16,7 @@ from diagnose.export.cli import export_cmd
 from diagnose.fleet.cli import fleet_cmd
 from diagnose.slack.cli import feedback_cmd, slack_cmd
 
-FORMATS = ("text", "json", "markdown", "slack")
+FORMATS = ("text", "json", "markdown", "slack", "html", "svg")
 
 
 class DefaultGroup(click.Group):
@@ -64,11 +64,13 @@ def cli() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when a root cause is found.")
 @click.option("--redact/--no-redact", default=None,
               help="Mask tokens, IPs, hostnames, e-mails and user names. [default: on for slack, off otherwise]")
+@click.option("--template", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the post-mortem through a Jinja2 template of your own (see docs/postmortem.md).")
 @cset.show_settings_option
 @click.pass_context
 def run_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str, output: str | None, top: int | None,
             extra_rules: tuple[str, ...], explain: bool, color: str, no_cache: bool, exit_zero: bool,
-            redact: bool | None) -> None:
+            redact: bool | None, template: str | None) -> None:
     """Diagnose INPUT files, directories and bundles ('-' or a pipe is stdin)."""
     from diagnose import api
 
@@ -85,7 +87,9 @@ def run_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str, output: str |
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
     conv.warn_skipped(diagnosis)  # an input that could not be read: on stderr as well as in the report
-    _emit(diagnosis, fmt, output, color, explain, redact, exit_zero, top=top)
+    if template and ctx.get_parameter_source("fmt") == click.core.ParameterSource.COMMANDLINE and fmt != "markdown":
+        raise click.UsageError(f"--template writes the post-mortem; it does not combine with --format {fmt}")
+    _emit(diagnosis, "template:" + template if template else fmt, output, color, explain, redact, exit_zero, top=top)
 
 
 def _emit(diagnosis: Any, fmt: str, output: str | None, color: str, explain: bool, redact: bool | None,
@@ -104,7 +108,12 @@ def _emit(diagnosis: Any, fmt: str, output: str | None, color: str, explain: boo
         from diagnose.redact import redact_diagnosis
 
         diagnosis = redact_diagnosis(diagnosis)
-    _write(RENDERERS[fmt](diagnosis, **opts), output)
+    if fmt.startswith("template:"):  # --template FILE: a team's own post-mortem form
+        from diagnose.render import template
+
+        _write(template.render(diagnosis, fmt.partition(":")[2]), output)
+    else:
+        _write(RENDERERS[fmt](diagnosis, **opts), output)
     sys.exit(EXIT_CLEAN if exit_zero else exit_code(diagnosis, predicted))
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from diagnose.model import GPU, Diagnosis
 from diagnose.render import timeline
+from diagnose.render.md_text import code
 
 GAP = 10.0  # seconds without a cited line that the timeline calls a gap
 PCI = re.compile(r"\b(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")
@@ -117,8 +118,8 @@ def _window(incident: Incident) -> None:
         incident.window = "No line of the inputs was cited, so the inputs do not say when it happened."
         return
     first, last = incident.moments[0].event, incident.moments[-1].event
-    where = (f"first cited line `{first.source}:{first.line}`, last `{last.source}:{last.line}`"
-             if first is not last else f"the one cited line, `{first.source}:{first.line}`")
+    where = (f"first cited line {code(f'{first.source}:{first.line}')}, last {code(f'{last.source}:{last.line}')}"
+             if first is not last else f"the one cited line, {code(f'{first.source}:{first.line}')}")
     if not incident.timed or not stamped:
         why = "share no clock" if stamped else "carry no times"
         incident.window = f"The cited lines {why}, so they give no window ({where})."
@@ -126,7 +127,7 @@ def _window(incident: Incident) -> None:
     a, b = stamped[0], stamped[-1]
     incident.start, incident.end = a.event.stamp.shown, b.event.stamp.shown  # type: ignore[union-attr]
     incident.duration = (b.offset or 0.0) - (a.offset or 0.0)
-    incident.window = (f"From {incident.start} to {incident.end} ({timeline.span(incident.duration)}): "
+    incident.window = (f"From {code(incident.start)} to {code(incident.end)} ({timeline.span(incident.duration)}): "
                        f"{where}.")
 
 
@@ -158,7 +159,7 @@ def affected_gpus(d: Diagnosis) -> list[AffectedGPU]:
         said = f"Xid {', '.join(str(x) for x in sorted(set(xids)))} names" if xids else "The kernel log names"
         if gpu is not None:
             note = f"{said} PCI {pci}: GPU {gpu.index} ({gpu.name or 'unknown'}, bus id {gpu.bus_id})"
-            note += f" in `{gpu.source}`." if gpu.source else "."
+            note += f" in {code(gpu.source)}." if gpu.source else "."
         elif listed:
             note = (f"{said} PCI {pci}, which is none of the GPUs the inputs list ({listed}): "
                     "the kernel log may come from another host than the nvidia-smi.")
