@@ -125,7 +125,9 @@ def test_timeline_times_are_one_iso_format_with_offsets_from_t0(md, diagnosis) -
     assert times[0] == "`--04-29T19:24:11` (T+0)"  # the journal gives no year, so none is shown
     assert "`--11-29T19:50:56.183` (+214 d 00:26:45)" in times
     moments = {m.event.line: m for m in incident.build(diagnosis).moments if m.event.source.endswith("nccl-timeout.log")}
-    assert moments[150].offset - moments[142].offset == pytest.approx(5.175, abs=0.001)  # 19:50:56.183 -> 19:51:01.358
+    first, later = moments[142].offset, moments[150].offset
+    assert first is not None and later is not None
+    assert later - first == pytest.approx(5.175, abs=0.001)  # 19:50:56.183 -> 19:51:01.358
 
 
 def test_gaps_without_a_cited_line_are_said(md) -> None:  # type: ignore[no-untyped-def]
