@@ -318,3 +318,45 @@ def test_preflight_imports_nothing_heavy():
             "print(sorted(m for m in ('pynvml', 'yaml', 'pydantic', 'rapidfuzz') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ}, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- odd version numbers: a note each, never a traceback (issue #16) -----------------------------------
+
+HUGE = "9" * 5000  # int() refuses over 4,300 digits; packaging reads a specifier's version only when it compares
+ODD = [("torch==9999999999999999999999", False), (f"torchvision>=0.{HUGE}", True), ("torch>=1" + ".0" * 3000, False),
+       ("torchvision===0.25.0", False), (f"torch==2.9.1.{HUGE}", True), ("torchvision~=1", True),
+       (f"torch==2.*{HUGE}", True)]  # (requirement, not one packaging can compare)
+
+
+@pytest.mark.parametrize(("requirement", "noted"), ODD, ids=range(len(ODD)))
+def test_odd_versions_in_an_install_plan_are_a_note(tmp_path, requirement, noted):
+    env = freeze(tmp_path, "torch==2.9.1+cu128", "torchvision==0.25.0", "sgl-kernel==0.3.21")
+    proc = run_cli("preflight", env, "--format", "json", "--plan", f"pip install -U '{requirement}' torchvision",
+                   env={"NO_COLOR": "1"})
+    assert proc.returncode in (0, 1) and b"Traceback" not in proc.stderr and not proc.stderr, proc.stderr.decode()
+    data = json.loads(proc.stdout)
+    found = [f["rule_id"] for f in data["findings"]] + [s["rule_id"] for f in data["findings"] for s in f["symptoms"]]
+    assert "torchvision-torch-mismatch" in found  # the environment is still judged
+    notes = [s["reason"] for s in data["skipped"] if s["source"] == "preflight:plan"]
+    assert len(notes) == noted and all("not a requirement the tables can judge" in n and len(n) < 400 for n in notes)
+
+
+def test_odd_versions_in_a_report_and_in_declared_requirements_are_notes(tmp_path, kb):
+    env = freeze(tmp_path, "torch==2.9.1+cu128", f"sgl-kernel==0.3.{HUGE}")
+    report = {"install": [{"metadata": {"name": "torchvision", "version": f"0.{HUGE}",
+                                        "requires_dist": [f"torch=={HUGE}", "numpy"]}},
+                          {"metadata": {"name": "torch", "version": f"2.{HUGE}"}}, ["not", "an", "item"]]}
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    d = preflight([env], kb=kb, plan_report=str(tmp_path / "report.json"))
+    notes = [s.reason for s in d.skipped if s.source == "preflight:plan"]
+    assert len(notes) == 1 and "declares 'torch==999" in notes[0] and "cannot be compared" in notes[0]
+    assert all(len(s.reason) < 400 for s in d.skipped)
+
+    from diagnose.preflight.probe import Distribution
+    from diagnose.preflight.requirements import conflicts
+
+    dists = {"sglang": Distribution("sglang", "0.5.9", [f"torch>={HUGE}", "transformers==4.57.1"]),
+             "torch": Distribution("torch", "2.9.1"), "transformers": Distribution("transformers", f"4.{HUGE}")}
+    said: list[str] = []
+    assert conflicts(dists, {"python_version": "3.12"}, said) == []
+    assert len(said) == 2 and "not judged" in said[0] and "not a version it can be compared with" in said[1]

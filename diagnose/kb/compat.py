@@ -6,6 +6,7 @@ the facts or the table cannot tell; detail says what was compared, for the findi
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import regex
@@ -13,13 +14,17 @@ import regex
 from diagnose.model import Facts
 
 Answer = tuple[bool | None, str, dict[str, str]]
+SEPARATOR = regex.compile(r"[.+]")
+PART = regex.compile(r"\d{1,18}")  # a longer run is no version part (and int() refuses 4,300 digits)
+MAX_PARTS = 32  # past this a "version" is no release anyone made; the rest is not read
 
 
+@lru_cache(maxsize=1024)
 def release(version: str) -> tuple[int, ...]:
     """`2.9.1+cu128` -> (2, 9, 1); `0.5.8.post1` -> (0, 5, 8); unparsable parts stop it."""
     parts = []
-    for piece in regex.split(r"[.+]", version.split("+")[0]):
-        m = regex.match(r"\d{1,18}", piece)  # a longer run is no version part (and int() refuses 4,300 digits)
+    for piece in SEPARATOR.split(version.split("+", 1)[0], maxsplit=MAX_PARTS):
+        m = PART.match(piece)
         if not m:
             break
         parts.append(int(m[0]))

@@ -58,7 +58,8 @@ def declared_requirements(env: Environment, out: Predictions) -> None:
     from diagnose.preflight.requirements import conflicts
 
     source = f"--python {env.probe.python}"
-    for conflict in conflicts(env.probe.distributions, env.probe.markers):
+    notes: list[str] = []
+    for conflict in conflicts(env.probe.distributions, env.probe.markers, notes):
         text = f"{conflict} (declared requirement, Requires-Dist)"
         if conflict.name == "torch" and conflict.installed and conflict.requirer == "torchvision":
             out.add("torchvision-torch-mismatch", 0.85, text, source, "requires-dist")
@@ -69,6 +70,8 @@ def declared_requirements(env: Environment, out: Predictions) -> None:
         else:
             out.add("pip-dependency-conflict", 0.5, text, source, "requires-dist",
                     groups={"package": conflict.requirer, "requirement": conflict.requirement})
+    for note in notes:
+        out.skip("requires-dist", note)
 
 
 def ninja_for_jit(env: Environment, out: Predictions) -> None:

@@ -51,24 +51,27 @@ def plan_from_report(data: Any, source: str, env: Environment) -> InstallPlan:
 
     if not isinstance(data, dict) or not isinstance(data.get("install"), list):
         raise DiagnoseError(f"{source}: not a pip installation report (`pip install --dry-run --report FILE`)")
+    from diagnose.preflight.requirements import judged
+
     plan = InstallPlan(source)
     for item in data["install"]:
-        meta = item.get("metadata") or {}
-        if not meta.get("name") or not meta.get("version"):
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(meta, dict) or not meta.get("name") or not meta.get("version"):
             continue
         name = canonical(str(meta["name"]))
         old = env.facts.packages.get(name)
         if old is None or not compat.same_version(old, str(meta["version"])):
             plan.changes[name] = (old, str(meta["version"]))
-        plan.requires[name] = [str(r) for r in meta.get("requires_dist") or []]
+        plan.requires[name] = judged(meta.get("requires_dist"), f"{name} {meta['version']}", plan.notes)
     return plan
 
 
 def estimate(command: str, env: Environment, kb: Any) -> InstallPlan:
     """What `pip install ...` / `uv pip install ...` would most likely change, from the compat tables."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
 
     from diagnose.artifacts.pip import canonical
+    from diagnose.preflight.requirements import parse, short
 
     args, opts = _install_args(command)
     plan = InstallPlan("--plan", estimated=True)
@@ -77,9 +80,10 @@ def estimate(command: str, env: Environment, kb: Any) -> InstallPlan:
     requested = {}
     for arg in args:
         try:
-            req = Requirement(arg)
-        except InvalidRequirement:
-            plan.notes.append(f"{arg}: not a requirement the tables can judge (a path or URL)")
+            req = parse(arg)
+        except InvalidRequirement as exc:
+            why = "a path or URL" if "/" in arg or arg.endswith((".whl", ".tar.gz", ".zip")) else str(exc)
+            plan.notes.append(f"{short(arg)}: not a requirement the tables can judge ({why})")
             continue
         requested[canonical(req.name)] = req
     pins.update({n: r for n, r in requested.items() if n == "torch"})
@@ -145,9 +149,10 @@ def _install_args(command: str) -> tuple[list[str], list[str]]:
 
 def _constraint_pins(opts: list[str]) -> dict[str, Any]:
     """Requirements pinned by -c / -r files the command names (read when they exist here)."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
 
     from diagnose.artifacts.pip import canonical
+    from diagnose.preflight.requirements import parse
 
     pins: dict[str, Any] = {}
     for i, opt in enumerate(opts[:-1]):
@@ -158,7 +163,7 @@ def _constraint_pins(opts: list[str]) -> dict[str, Any]:
                 continue
             for line in lines:
                 try:
-                    req = Requirement(line.split("#")[0].strip())
+                    req = parse(line.split("#")[0].strip())
                 except InvalidRequirement:
                     continue
                 pins[canonical(req.name)] = req
@@ -166,17 +171,11 @@ def _constraint_pins(opts: list[str]) -> dict[str, Any]:
 
 
 def _matches(req: Any, version: str) -> bool:
-    """Does the installed `version` satisfy `req` (a local label like +cu128 may be pinned or not)?"""
-    from packaging.version import InvalidVersion, Version
+    """Does the installed `version` satisfy `req` (a local label like +cu128 may be pinned or not)?
+    A version packaging cannot compare is taken as satisfied: nothing is predicted from it."""
+    from diagnose.preflight.requirements import contains
 
-    if not req.specifier:
-        return True
-    try:
-        parsed = Version(version)
-    except InvalidVersion:
-        return True
-    return bool(req.specifier.contains(parsed, prereleases=True)
-                or req.specifier.contains(Version(parsed.public), prereleases=True))
+    return not req.specifier or contains(req.specifier, version) is not False
 
 
 def _newest(name: str, req: Any, kb: Any) -> tuple[str | None, str | None]:
