@@ -93,7 +93,9 @@ def _timeline(inc: incident.Incident) -> list[str]:
     if not inc.moments:
         return [*out, "No line of the inputs was cited as evidence or error.", ""]
     note = " Times are ISO 8601; `--MM-DD` where the log gives no year." if inc.start else ""
-    out += [inc.how + note, "", "| Time | Where | What | Line |", "| --- | --- | --- | --- |"]
+    out += [inc.how + note, "", "The cited lines as a picture, one lane per artifact and rank (GitHub and most wikis "
+            "draw it), then line by line:", "", *fence(mermaid.gantt(inc).split("\n"), "mermaid"), ""]
+    out += ["| Time | Where | What | Line |", "| --- | --- | --- | --- |"]
     gaps = {g.after: g for g in inc.gaps}
     for i, m in enumerate(inc.moments[: timeline.MAX_EVENTS]):
         e = m.event
@@ -105,8 +107,7 @@ def _timeline(inc: incident.Incident) -> list[str]:
             out.append(f"| ⋯ | | _{cell(gaps[i].text)}_ | |")
     if len(inc.moments) > timeline.MAX_EVENTS:
         out += ["", f"{len(inc.moments) - timeline.MAX_EVENTS} more line(s) are cited below."]
-    out += ["", "The same lines as a picture, one lane per artifact and rank (GitHub and most wikis draw it):", ""]
-    return [*out, *fence(mermaid.gantt(inc).split("\n"), "mermaid"), ""]
+    return [*out, ""]
 
 
 def _environment(d: Diagnosis) -> list[str]:
