@@ -290,11 +290,45 @@ def test_http_events_behind_diagnose_serve(tmp_path):
         forged = httpx.post(m[1] + "/slack/events", content=body, timeout=10, headers={
             "Content-Type": "application/x-www-form-urlencoded", "X-Slack-Request-Timestamp": str(int(time.time())),
             "X-Slack-Signature": "v0=" + "0" * 64})
-        assert forged.status_code == 401
+        assert forged.status_code == 401 and forged.json()["detail"] == "bad signature"  # the Guard's, before Bolt
+        hostile_slack_clients(m[1], secret)
     finally:
         proc.terminate()
         proc.wait(10)
         standin.close()
+
+
+def hostile_slack_clients(url: str, secret: str) -> None:
+    """/slack/events: headers checked before the body, the body bounded and signed as it streams in."""
+    import hashlib
+    import hmac
+    import socket
+
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+
+    def raw(headers: str, body: bytes = b"") -> bytes:
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(f"POST /slack/events HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode() + body)
+            answer = b""
+            while chunk := sock.recv(4096):  # each refusal closes the connection
+                answer += chunk
+            return answer
+
+    # a stale timestamp with 100 MB announced and none sent: refused at once, not after the read deadline
+    started = time.monotonic()
+    stale = raw(f"X-Slack-Request-Timestamp: {int(time.time()) - 3600}\r\nX-Slack-Signature: v0=00\r\n"
+                "Content-Length: 100000000\r\n")
+    assert stale.startswith(b"HTTP/1.1 401") and b"stale request" in stale and time.monotonic() - started < 5
+    # a fresh timestamp and a wrong signature over 5 MiB: over Slack's 4 MiB, 413 (read and dropped, not kept)
+    big = b"x" * (5 << 20)
+    ts = str(int(time.time()))
+    over = raw(f"X-Slack-Request-Timestamp: {ts}\r\nX-Slack-Signature: v0={'0' * 64}\r\n"
+               f"Content-Length: {len(big)}\r\n", big)
+    assert over.startswith(b"HTTP/1.1 413")
+    # the same 5 MiB correctly signed is still over the limit: the bound holds before the signature counts
+    sig = "v0=" + hmac.new(secret.encode(), f"v0:{ts}:".encode() + big, hashlib.sha256).hexdigest()
+    signed = raw(f"X-Slack-Request-Timestamp: {ts}\r\nX-Slack-Signature: {sig}\r\nContent-Length: {len(big)}\r\n", big)
+    assert signed.startswith(b"HTTP/1.1 413")
 
 
 def test_the_services_slash_command_undoes_slacks_escaping(tmp_path):

@@ -28,6 +28,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"description": "Nothing diagnosable in the body (binary data, empty artifacts)"},
     503: {"description": "Busy (too many requests at once) or the diagnosis ran over the time limit and was stopped"},
 }
+SLACK_PATHS = ("/slack/commands", "/slack/events")  # signed by Slack: verified as the body streams in (Guard)
 SLACK_USAGE = "Paste a log after the command: `/diagnose <log lines>`. Secrets, IPs, hosts and user names are masked."
 
 
@@ -105,13 +106,14 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None, pool: Worker
         if scope["path"] == "/v1/diagnose" and not settings.insecure_no_auth:
             if not auth.bearer_ok(headers.get("authorization"), settings.api_token or ""):
                 return 401, "missing or wrong bearer token", {"www-authenticate": "Bearer"}
-        elif scope["path"] == "/slack/commands":
+        elif scope["path"] in SLACK_PATHS:  # /slack/events: the Slack app's HTTP mode, when mounted
             if not settings.slack_signing_secret:
                 return 404, "the Slack command is not enabled: set SLACK_SIGNING_SECRET", {}
-            problem = auth.slack_headers_problem(headers.get("x-slack-request-timestamp"),
-                                                 headers.get("x-slack-signature"), time.time())
-            if problem:
+            timestamp, signature = headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature")
+            if problem := auth.slack_headers_problem(timestamp, signature, time.time()):
                 return 401, problem, {}
+            assert timestamp is not None and signature is not None
+            scope["state"]["verify"] = auth.SlackBody(settings.slack_signing_secret, timestamp, signature)
         return None
 
     guard = Guard(app, settings, authorize)

@@ -5,6 +5,9 @@
 - the body is read under its own deadline (`read_timeout_s`: 408) before a request slot is taken,
   so slow senders do not hold the slots; a body over `max_body` is drained (until the deadline)
   and answered 413, so that a client that writes its whole body first reads the answer, not a reset;
+- a Slack-signed route (auth.SlackBody) has its timestamp and signature header checked first, its
+  body bounded by SLACK_MAX_BODY and its signature computed as the body streams in: a bad one is 401
+  before a slot is taken;
 - more than `max_inflight` requests with their body read: 503 with Retry-After (health checks are
   never refused);
 - one log line per request: method, path, status, bytes in, milliseconds, and what the route put
@@ -21,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from diagnose.server.auth import SLACK_MAX_BODY
 from diagnose.server.settings import Settings
 
 Scope = MutableMapping[str, Any]
@@ -69,11 +73,12 @@ class Guard:
                      (time.perf_counter() - start) * 1000, extra)
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send, seen: dict[str, int]) -> None:
-        limit = self.settings.max_body
+        verify = scope["state"].get("verify")  # a signed route's signature, fed as the body streams in
+        limit = self.settings.max_body if verify is None else min(self.settings.max_body, SLACK_MAX_BODY)
         read_s = min(self.settings.read_timeout_s, self.settings.timeout_s)
         try:
             with anyio.fail_after(read_s):
-                body = await read_body(receive, limit, seen)
+                body = await read_body(receive, limit, seen, verify)
         except TimeoutError:
             if seen["bytes"] > limit:
                 await answer(send, 413, f"body too large: the limit is {limit} bytes")
@@ -84,6 +89,9 @@ class Guard:
             await answer(send, 413, f"body too large: the limit is {limit} bytes")
             return
         if body is None:  # the client went away
+            return
+        if verify is not None and (problem := verify.problem()):
+            await answer(send, 401, problem, {"connection": "close"})
             return
         if self.inflight >= self.settings.max_inflight:
             await answer(send, 503, "busy: too many requests at once, retry shortly", {"retry-after": "1"})
@@ -105,9 +113,9 @@ class Guard:
             self.inflight -= 1
 
 
-async def read_body(receive: Receive, limit: int, seen: dict[str, int]) -> bytes | None:
+async def read_body(receive: Receive, limit: int, seen: dict[str, int], verify: Any = None) -> bytes | None:
     """The whole body; over `limit` the rest is read and dropped (None, and seen["bytes"] says how
-    much came); None when the client went away."""
+    much came); None when the client went away. `verify` (auth.SlackBody) sees each kept chunk."""
     chunks: list[bytes] = []
     while True:
         message = await receive()
@@ -117,6 +125,8 @@ async def read_body(receive: Receive, limit: int, seen: dict[str, int]) -> bytes
         seen["bytes"] += len(chunk)
         if seen["bytes"] <= limit:
             chunks.append(chunk)
+            if verify is not None:
+                verify.update(chunk)
         else:
             chunks = []
         if not message.get("more_body", False):
