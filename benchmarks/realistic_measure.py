@@ -1,0 +1,115 @@
+"""One command timed as a whole process: wall seconds and the peak RSS the kernel accounted to it
+(`wait4`, the same figure as `/usr/bin/time -v`: the largest of the process and its children)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Timing:
+    seconds: float  # best of the runs
+    peak_rss_mb: float  # largest of the runs
+    runs: list[float]
+    timed_out: bool = False
+
+
+def run_once(argv: list[str], out: Path, env: dict[str, str] | None = None,
+             timeout: float | None = None) -> tuple[float, float, bool]:
+    """Wall seconds, peak RSS in MB and whether it was stopped at `timeout`; stdout goes to `out`
+    (both tools write their whole answer, as a user's redirect would)."""
+    with out.open("wb") as fh:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.DEVNULL, env=env)
+        killer = threading.Timer(timeout, proc.kill) if timeout else None
+        if killer:
+            killer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if killer:
+            killer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024, proc.returncode == -9
+
+
+def best_of(argv: list[str], runs: int, out: Path, env: dict[str, str] | None = None,
+            timeout: float | None = None) -> Timing:
+    walls, rss, stopped = [], 0.0, False
+    for _ in range(runs):
+        wall, peak, killed = run_once(argv, out, env, timeout)
+        walls.append(round(wall, 3))
+        rss, stopped = max(rss, peak), stopped or killed
+    return Timing(min(walls), round(rss, 1), walls, stopped)
+
+
+def first_cause(json_out: Path) -> str | None:
+    try:
+        findings = json.loads(json_out.read_text())["findings"]
+    except (ValueError, KeyError):
+        return None
+    return findings[0]["rule_id"] if findings else None
+
+
+def ripgrep() -> str:
+    """The `rg` on PATH; installed with apt-get when missing and run as root, else a clear exit."""
+    found = shutil.which("rg")
+    if found:
+        return found
+    if os.geteuid() != 0:
+        sys.exit("realistic: ripgrep (rg) is not installed; install it (apt-get install ripgrep, "
+                 "brew install ripgrep, cargo install ripgrep) and run again")
+    print("realistic: installing ripgrep (apt-get install -y ripgrep)", file=sys.stderr)
+    for step in (["apt-get", "install", "-y", "-q", "ripgrep"], ["apt-get", "update", "-q"],
+                 ["apt-get", "install", "-y", "-q", "ripgrep"]):
+        subprocess.run(step, stdout=subprocess.DEVNULL)
+        if shutil.which("rg"):
+            return str(shutil.which("rg"))
+    sys.exit("realistic: apt-get could not install ripgrep; install it by hand and run again")
+
+
+@dataclass
+class Diagnose:
+    """How `diagnose` is run: the venv's installed command (the checkout as it is), or the venv's
+    Python on a snapshot of one commit's diagnose/ and rules/ (`--at REV`), which others' commits
+    and edits in the checkout cannot change mid-run."""
+
+    argv: list[str]
+    env: dict[str, str] | None
+    label: str  # the commit measured, "+ uncommitted diagnose/ edits" when the checkout has them
+    rules: Path
+
+    def __call__(self, *args: str) -> list[str]:
+        return [*self.argv, *args]
+
+    def with_env(self, **extra: str) -> dict[str, str]:
+        return {**(self.env or os.environ), **extra}
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def installed(root: Path, venv_bin: Path) -> Diagnose:
+    dirty = git(root, "status", "--porcelain", "--untracked-files=no", "--", "diagnose", "rules")
+    label = git(root, "rev-parse", "--short", "HEAD") + (" + uncommitted diagnose/ edits" if dirty else "")
+    return Diagnose([str(venv_bin / "diagnose")], None, label, root / "rules")
+
+
+def at_commit(root: Path, venv_bin: Path, rev: str, cache: Path) -> Diagnose:
+    sha = git(root, "rev-parse", "--short", rev)
+    tree = cache / f"tree-{sha}"
+    if not (tree / "diagnose").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.Popen(["git", "-C", str(root), "archive", sha, "diagnose", "rules"], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(tree)], stdin=archive.stdout, check=True)
+        archive.wait()
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return Diagnose([str(venv_bin / "python"), "-m", "diagnose"], env, sha, tree / "rules")

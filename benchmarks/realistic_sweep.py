@@ -1,0 +1,69 @@
+"""The KB-size sweep (the rules copied to 4x and 10x under other ids) and the small-log start-up."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from realistic_lines import FIXTURES, ROOT
+from realistic_measure import Diagnose, best_of, first_cause, run_once
+from realistic_mixes import VENV_BIN
+
+SMALL_CRASH = FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log"
+COPY_SUFFIX = re.compile(r"-x\d+$")
+
+
+def multiplied_kb(rules: Path, factor: int, dest: Path) -> tuple[Path, int]:
+    """rules/ copied to `dest` with each rule file `factor` times: the copies' file stem and `id`
+    are `<id>-x<n>`, everything else (signals, conditions, explains) the original's."""
+    shutil.copytree(rules, dest)
+    count = 0
+    for path in sorted(dest.rglob("*.yaml")):
+        if {"compat", "catalog"} & set(path.relative_to(dest).parts):
+            continue
+        text, stem = path.read_text(), path.stem
+        count += 1
+        for n in range(1, factor):
+            copy = re.sub(rf"^id:\s*['\"]?{re.escape(stem)}['\"]?\s*$", f"id: {stem}-x{n}", text, count=1, flags=re.M)
+            (path.parent / f"{stem}-x{n}.yaml").write_text(copy)
+            count += 1
+    return dest, count
+
+
+def kb_sweep(cmd: Diagnose, log: Path, expected: str | None, runs: int,
+             factors: tuple[int, ...] = (1, 4, 10)) -> list[dict]:
+    """`diagnose` on one mix with each KB (DIAGNOSE_RULES_DIR), each with a cache of its own: the
+    first run compiles the KB (its time is given), then the best of `runs`."""
+    rows = []
+    size_mb = log.stat().st_size / 1e6
+    with tempfile.TemporaryDirectory(prefix="diagnose-kb-sweep-") as tmp:
+        for factor in factors:
+            rules, count = multiplied_kb(cmd.rules, factor, Path(tmp) / f"rules-{factor}x")
+            env = cmd.with_env(DIAGNOSE_RULES_DIR=str(rules), DIAGNOSE_CACHE_DIR=f"{tmp}/cache-{factor}x")
+            argv = cmd("--format", "json", "--exit-zero", str(log))
+            out = Path(tmp) / "out.json"
+            first, _, _ = run_once(argv, out, env)
+            run_once(argv, out, env)  # a large log's prefilter database is compiled and cached on the first
+            cause = first_cause(out)
+            t = best_of(argv, runs, out, env)
+            rows.append({"kb": f"{factor}x", "rules": count, "first_run_s": round(first, 2), "seconds": t.seconds,
+                         "mb_per_s": round(size_mb / t.seconds, 1), "peak_rss_mb": t.peak_rss_mb,
+                         "first_cause": cause, "right": COPY_SUFFIX.sub("", cause or "") == (expected or "")})
+    return rows
+
+
+def startup(cmd: Diagnose, runs: int = 10) -> dict:
+    """A real small crash log end to end (warm KB cache) against the same interpreter doing nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        argv = cmd("--format", "json", "--exit-zero", str(SMALL_CRASH))
+        run_once(argv, out, cmd.env)
+        small = best_of(argv, runs, out, cmd.env)
+        cause = first_cause(out)
+        bare = best_of([str(VENV_BIN / "python"), "-c", "pass"], runs, out)
+    return {"file": str(SMALL_CRASH.relative_to(ROOT)), "lines": len(SMALL_CRASH.read_text().splitlines()),
+            "diagnose_s": small.seconds, "python_pass_s": bare.seconds,
+            "above_python_s": round(small.seconds - bare.seconds, 3), "diagnose_peak_rss_mb": small.peak_rss_mb,
+            "first_cause": cause, "runs": runs}
