@@ -66,11 +66,12 @@ def cli() -> None:
               help="Mask tokens, IPs, hostnames, e-mails and user names. [default: on for slack, off otherwise]")
 @click.option("--template", type=click.Path(dir_okay=False), metavar="FILE",
               help="Write the post-mortem through a Jinja2 template of your own (see docs/postmortem.md).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line and no warnings on stderr (errors still).")
 @cset.show_settings_option
 @click.pass_context
 def run_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str, output: str | None, top: int | None,
             extra_rules: tuple[str, ...], explain: bool, color: str, no_cache: bool, exit_zero: bool,
-            redact: bool | None, template: str | None) -> None:
+            redact: bool | None, template: str | None, quiet: bool) -> None:
     """Diagnose INPUT files, directories and bundles ('-' or a pipe is stdin)."""
     from diagnose import api
 
@@ -83,10 +84,16 @@ def run_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str, output: str |
             raise click.UsageError("no input: give a file or directory, or pipe a log into diagnose")
         paths = ["-"]
     kb = api.load_kb(extra_rules, use_cache=not no_cache)
-    diagnosis = api.diagnose(paths, kb=kb, progress=_progress_bar() if sys.stderr.isatty() else None)
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\x1b[K")
-    conv.warn_skipped(diagnosis)  # an input that could not be read: on stderr as well as in the report
+    from diagnose.cli_progress import for_terminal
+
+    progress = for_terminal(quiet)  # bytes, rate, time left: on a terminal only, cleared even on Ctrl-C
+    try:
+        diagnosis = api.diagnose(paths, kb=kb, progress=progress)
+    finally:
+        if progress is not None:
+            progress.clear()
+    if not quiet:
+        conv.warn_skipped(diagnosis)  # an input that could not be read: on stderr as well as in the report
     if template and ctx.get_parameter_source("fmt") == click.core.ParameterSource.COMMANDLINE and fmt != "markdown":
         raise click.UsageError(f"--template writes the post-mortem; it does not combine with --format {fmt}")
     _emit(diagnosis, "template:" + template if template else fmt, output, color, explain, redact, exit_zero, top=top)
@@ -131,28 +138,6 @@ def exit_code(diagnosis: Any, predicted: bool = False) -> int:
 def _colour(choice: str, output: str | None) -> bool:
     """--color auto: on a terminal, not into --output; NO_COLOR, TERM=dumb, FORCE_COLOR / CLICOLOR_FORCE."""
     return conv.colour(choice, output)
-
-
-def _progress_bar():  # type: ignore[no-untyped-def]
-    """A progress line on stderr for large inputs (only called in block mode, past 4 MiB)."""
-    import time
-
-    last = [0.0]
-
-    def show(name: str, done: int, size: int | None) -> None:
-        now = time.monotonic()
-        if now - last[0] < 0.1:
-            return
-        last[0] = now
-        if size and done <= size:  # a compressed file reads past its own size: show MiB then
-            filled = int(30 * done / size)
-            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {100 * done // size:3d}%"
-        else:
-            bar = f"{done >> 20} MiB"
-        sys.stderr.write(f"\r\x1b[Kdiagnose: reading {name[-40:]} {bar}")
-        sys.stderr.flush()
-
-    return show
 
 
 def _write(text: str, output: str | None) -> None:

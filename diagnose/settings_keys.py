@@ -23,7 +23,7 @@ from typing import Any
 
 from diagnose.errors import DiagnoseError
 
-FORMATS = ("text", "json", "markdown", "slack")
+FORMATS = ("text", "json", "markdown", "slack", "html", "svg")  # as the command line's --format
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ KEYS: dict[str, Key] = {
                            "(a named group masks only that group; the variable takes one)", ()),
     "redact-patterns-file": Key("file", "DIAGNOSE_REDACT_PATTERNS", "a file of such regular expressions, one a line"),
     "python": Key("python", "DIAGNOSE_PYTHON", "the default --python of preflight, verify and collect"),
-    "format": Key("format", "DIAGNOSE_FORMAT", "the default --format (text, json, markdown, slack)", "text"),
+    "format": Key("format", "DIAGNOSE_FORMAT", "the default --format (text, json, markdown, slack, html, svg)", "text"),
 }
 
 

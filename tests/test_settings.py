@@ -81,7 +81,7 @@ def test_default_python_reaches_verify(tmp_path: Path):
 
 @pytest.mark.parametrize("content, message", [
     ('formt = "json"\n', "unknown key 'formt' (did you mean 'format'?)"),
-    ('format = "jsn"\n', "format: 'jsn' is not one of text, json, markdown, slack"),
+    ('format = "jsn"\n', "format: 'jsn' is not one of text, json, markdown, slack, html, svg"),
     ('extra-rules = ["nowhere"]\n', "extra-rules: {dir}/nowhere: not a directory"),
     ('redact-patterns = ["(unclosed"]\n', "redact-patterns: bad regular expression '(unclosed'"),
     ('format = [\n', "not valid TOML"),
@@ -108,3 +108,10 @@ def test_pyproject_without_a_diagnose_table_is_passed_over(tmp_path: Path):
     (tmp_path / "pkg" / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
     done = diagnose(tmp_path / "pkg", str(LOG))
     assert done.stdout.startswith("# ")  # the Markdown post-mortem: the diagnose.toml above was used
+
+
+def test_the_format_key_takes_every_format_the_command_line_does():
+    from diagnose.cli import FORMATS
+    from diagnose.settings_keys import FORMATS as CONFIG_FORMATS
+
+    assert CONFIG_FORMATS == FORMATS
