@@ -27,7 +27,7 @@ def _out(*args: str, env: dict[str, str] | None = None) -> str:
 
 def test_help_shows_the_main_commands_options_exit_codes_and_environment():
     shown = _out("--help")
-    for option in ("--format [text|json|markdown|slack]", "--output", "--top", "--rules", "--explain",
+    for option in ("--format [text|json|markdown|slack|html|svg]", "--output", "--top", "--rules", "--explain",
                    "--redact / --no-redact", "--exit-zero", "--version"):
         assert option in shown, option
     codes = shown.split("Exit codes:")[1]
@@ -161,7 +161,7 @@ def _complete(words: str) -> list[str]:
 def test_shell_completion_offers_commands_formats_and_rule_ids():
     assert "plain,preflight" in _complete("diagnose pre") and "file,pre" in _complete("diagnose pre")
     assert {"plain,rules", "plain,serve", "plain,version"} <= set(_complete("diagnose "))
-    assert _complete("diagnose --format ") == ["plain,text", "plain,json", "plain,markdown", "plain,slack"]
+    assert _complete("diagnose --format ") == ["plain,text", "plain,json", "plain,markdown", "plain,slack", "plain,html", "plain,svg"]
     assert _complete("diagnose rules show xid-fallen") == ["plain,xid-fallen-off-bus"]
     assert "plain,cuda-oom" in _complete("diagnose rules show cuda-")
     source = run_cli(env={"_DIAGNOSE_COMPLETE": "bash_source"})
