@@ -178,11 +178,13 @@ PATTERNS: list[Pattern] = [
     _p(r"(?P<secret>-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----(?:[A-Za-z0-9+/=\s]|\\n){0,8192}"
        r"(?:-----END [A-Z ]{0,20}PRIVATE KEY-----)?)", hint=("private key-----",)),
     _p(r"(?m)^\s*(?P<secret>[A-Za-z0-9+/]{60,}={0,2})\s*$", hint=None),  # a line of a PEM body or a raw key
-    # GPU identities: UUIDs (GPU-..., MIG-...) and board serial numbers
-    _p(r"(?i)(?<![\w-])(?P<gpu>(?:GPU|MIG)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])",
-       hint=("gpu-", "mig-")),
+    # GPU identities: UUIDs (GPU-..., MIG-..., the old MIG-GPU-<uuid>/<gi>/<ci>, and the prefixes that
+    # CUDA_VISIBLE_DEVICES accepts) and board serial numbers (`Serial Number : ...`, `<serial>` in -q -x)
+    _p(r"(?i)(?<![\w-])(?P<gpu>(?:MIG-GPU|GPU|MIG)-[0-9a-f]{8}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?(?:/\d+/\d+)?)"
+       r"(?![\w-])", hint=("gpu-", "mig-")),
     _p(r"(?i)\bserial(?:[ _-]?(?:number|no))?[\"']?\s*[=:]\s*[\"']?(?P<serial>[A-Za-z0-9-]{4,64})(?![\w-])",
        hint=("serial",)),
+    _p(r"(?i)<(?:\w{1,40}_)?serial(?:_number)?>\s*(?P<serial>[A-Za-z0-9-]{4,64})\s*</", hint=("serial",)),
     # Kubernetes pod names: <deployment>-<replica set hash>-<5 characters>, of the alphabet they are drawn from
     _p(r"(?<![\w.-])(?P<pod>[a-z0-9](?:[a-z0-9-]{0,200}[a-z0-9])?-[bcdfghjklmnpqrstvwxz2456789]{6,10}"
        r"-[bcdfghjklmnpqrstvwxz2456789]{5})(?![\w-])", hint=("-",)),

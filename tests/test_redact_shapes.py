@@ -75,3 +75,39 @@ def test_a_bad_team_pattern_is_one_line(tmp_path):
                    env={"DIAGNOSE_REDACT_PATTERNS": str(patterns)})
     assert done.returncode == 2
     assert done.stderr.decode().count("\n") == 1 and "DIAGNOSE_REDACT_PATTERNS: bad pattern" in done.stderr.decode()
+
+
+@pytest.mark.parametrize("line, identity", [
+    ("  MIG 3g.71gb     Device  0: (UUID: MIG-1b2c3d4e-5f60-5a7b-8c9d-0e1f2a3b4c5d)", "1b2c3d4e-5f60"),
+    ("CUDA_VISIBLE_DEVICES=MIG-GPU-d83d6fe6-bf95-a1de-c632-5b6111f69b21/1/0", "d83d6fe6-bf95"),  # before driver 470
+    ("CUDA_VISIBLE_DEVICES=GPU-d83d6fe6,GPU-5f2b1c3a", "d83d6fe6"),  # the prefixes CUDA accepts
+    ("\t\t<serial>1653824017066</serial>", "1653824017066"),  # nvidia-smi -q -x
+    ("\t\t\t<chassis_serial_number>1654922001234</chassis_serial_number>", "1654922001234"),
+])
+def test_mig_uuids_uuid_prefixes_and_xml_serials_are_masked(line, identity):
+    masked = Redactor().redact(line)
+    assert identity not in masked and ("<gpu-1>" in masked or "<serial-1>" in masked)
+
+
+def test_a_collect_bundles_gpu_uuids_and_serials_never_leave_the_host():
+    """The real H200 collect bundle (nvml.json, nvidia-smi -q / -q -x / query CSV) beside a real Xid 119
+    dmesg: with redaction on, no UUID or board serial number the inputs hold is in any answer format."""
+    import re
+    import tarfile
+
+    bundle = FIXTURES / "healthy" / "collect-bundle-h200x1" / "bundle.tar.gz"
+    dmesg = FIXTURES / "xid-other--gpud-dmesg-xid-119" / "dmesg.log"
+    with tarfile.open(bundle) as tar:
+        held = dmesg.read_text() + "".join(
+            tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile())  # type: ignore[union-attr]
+    identities = set(re.findall(r"(?:GPU|MIG)-[0-9a-f]{8}-[0-9a-f-]{27}", held))
+    serials = set(re.findall(r"Serial Number\s+: (\d{6,})", held)) | set(re.findall(r"<serial>(\d{6,})<", held))
+    assert len(identities) >= 2 and serials  # the bundle's GPU, the dmesg's GPU, the board's serial number
+    identities |= serials
+    plain = run_cli("--format", "json", "--no-redact", str(bundle), str(dmesg)).stdout.decode()
+    assert any(i in plain for i in identities)  # unmasked, the answer would carry one
+    for fmt in ("json", "markdown", "slack"):
+        done = run_cli("--format", fmt, "--redact", "--explain", str(bundle), str(dmesg))
+        out = done.stdout.decode()
+        assert done.returncode == 1 and "gsp" in out.lower(), fmt  # the diagnosis is still there
+        assert not [i for i in identities if i in out], fmt
