@@ -209,3 +209,21 @@ def test_html_and_svg_formats_from_the_command_line(tmp_path) -> None:  # type: 
         if fmt == "html":
             assert out.stdout.startswith("<!DOCTYPE html>") and "<h2>Timeline</h2>" in out.stdout
             assert "<script" not in out.stdout and "```mermaid" not in out.stdout
+
+
+def test_hostile_log_text_stays_text_in_the_svg_html_and_mermaid() -> None:
+    from xml.etree import ElementTree
+
+    from diagnose.model import Diagnosis, Evidence, Finding
+    from diagnose.render import html, mermaid, svg
+
+    hostile = "2026-11-29 19:50:56 x | y `z` <script>alert(1)</script> ]]> :crit; %% ``` [link](http://evil)"
+    e = [Evidence("a|b<c>.log", 3, hostile, "s"), Evidence("a|b<c>.log", 9, hostile.replace(":56", ":59"), "s")]
+    d = Diagnosis(kb_version="1", findings=[Finding("r", "T <b>", "c", "high", 0.9, "s", e, rank=1)])
+    picture = svg.render(incident.build(d), title="T <b>")
+    root = ElementTree.fromstring(picture)  # well-formed XML
+    assert root.tag.endswith("svg") and "<script>" not in picture
+    page = html.render(d)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    for line in mermaid.gantt(incident.build(d)).splitlines()[5:]:
+        assert line.startswith("    section ") or TASK.match(line), line

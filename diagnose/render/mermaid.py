@@ -18,7 +18,7 @@ import re
 
 from diagnose.render.incident import Incident, Moment
 
-UNSAFE = re.compile(r"[^\w .,()+/=<>'-]+")  # Mermaid reads `:` `;` `#` `%` and brackets as syntax
+UNSAFE = re.compile(r"[^\w .,()+/='-]+")  # Mermaid reads `:` `;` `#` `%` and brackets as syntax
 MAX_LABEL = 60
 BASE_YEAR = 2000
 
@@ -35,7 +35,8 @@ def gantt(inc: Incident) -> str:
     start = _origin(inc)
     axis = "%H:%M:%S" if (inc.duration or 0) < 86400 else "%m-%d %H:%M"
     t0 = f"T+0 = {first.shown}" if first else "T+0"
-    out = ["gantt", f"    title {safe('Cited lines by lane, ' + t0 + (' (seconds since boot)' if boot else ''))}",
+    title = "Cited lines by lane, " + t0 + (" (seconds since boot)" if boot else "")
+    out = ["gantt", f"    title {' '.join(re.sub(r'[#;%{}]+', ' ', title).split())}",  # a title may hold `:`
            "    dateFormat YYYY-MM-DD HH:mm:ss.SSS", f"    axisFormat {axis}", "    todayMarker off"]
     n = 0
     for lane in inc.lanes:
