@@ -23,11 +23,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from realistic_lines import FIXTURES, ROOT  # noqa: E402
-from realistic_measure import Diagnose, at_commit, best_of, first_cause, installed, ripgrep, run_once  # noqa: E402
+from realistic_measure import (  # noqa: E402
+    Diagnose,
+    at_commit,
+    best_of,
+    export_for_rg,
+    first_cause,
+    installed,
+    ripgrep,
+    run_once,
+)
 from realistic_mixes import VENV_BIN, build, parse_size  # noqa: E402
 from realistic_recipes import MIXES  # noqa: E402
 from realistic_sweep import kb_sweep, startup  # noqa: E402
-from run import export_patterns  # noqa: E402
 
 
 def compare(cmd: Diagnose, name: str, size: int, cache: Path, rg: str, patterns: Path, runs: int,
@@ -92,9 +100,10 @@ def main() -> None:
     if args.at:
         sys.path.insert(0, str(cmd.rules.parent))  # the snapshot's KB is the one exported for rg
     patterns = args.cache / "patterns.txt"
-    count = export_patterns(patterns, rg)
+    count = export_for_rg(patterns, rg)
     head = cmd.label
-    print(f"diagnose at {head}; {count} patterns exported for rg; best of {runs}\n", flush=True)
+    print(f"diagnose at {head}; {count['patterns']} KB patterns exported for `rg --no-unicode` "
+          f"({count['unicode_scoped']} in (?u:...), {count['left_out']} left out); best of {runs}\n", flush=True)
     rows = []
     for name in names:
         rows.append(compare(cmd, name, size, args.cache, rg, patterns, runs, args.timeout))

@@ -25,7 +25,8 @@ class Timing:
 def run_once(argv: list[str], out: Path, env: dict[str, str] | None = None,
              timeout: float | None = None) -> tuple[float, float, bool]:
     """Wall seconds, peak RSS in MB and whether it was stopped at `timeout`; stdout goes to `out`
-    (both tools write their whole answer, as a user's redirect would)."""
+    (both tools write their whole answer, as a user's redirect would). A tool that fails (exit 2
+    or more: rg refusing a pattern, diagnose's usage error) stops the benchmark: its time would lie."""
     with out.open("wb") as fh:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.DEVNULL, env=env)
@@ -37,6 +38,9 @@ def run_once(argv: list[str], out: Path, env: dict[str, str] | None = None,
         if killer:
             killer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode >= 2:
+        err = subprocess.run(argv, capture_output=True, text=True, env=env).stderr.strip().splitlines()
+        sys.exit(f"realistic: {Path(argv[0]).name} exited {proc.returncode}: {err[-1][:300] if err else ''}")
     return wall, usage.ru_maxrss / 1024, proc.returncode == -9
 
 
@@ -56,6 +60,34 @@ def first_cause(json_out: Path) -> str | None:
     except (ValueError, KeyError):
         return None
     return findings[0]["rule_id"] if findings else None
+
+
+def export_for_rg(path: Path, rg: str) -> dict[str, int]:
+    """The KB's signal regexes in ripgrep's syntax (benchmarks/run.py's `ripgrep_form`), each probed
+    with `--no-unicode`: one that mode refuses (a case-insensitive non-ASCII literal) runs in
+    `(?u:...)`, as narrow as rg allows; one rg refuses either way is left out, and counted."""
+    from run import ripgrep_form
+
+    from diagnose import api
+
+    def takes(form: str) -> bool:
+        probe = [rg, "--no-unicode", "-q", "-e", form, "--", "/dev/null"]
+        return subprocess.run(probe, capture_output=True).returncode in (0, 1)
+
+    kept, counts = [], {"patterns": 0, "unicode_scoped": 0, "left_out": 0}
+    kb = api.load_kb()
+    for regex in sorted({s.regex for r in kb.rules.values() for s in r.signals if s.regex}):
+        form = ripgrep_form(regex)
+        if not takes(form):
+            form = f"(?u:{form})"
+            counts["unicode_scoped"] += 1
+        if takes(form):
+            kept.append(form)
+        else:
+            counts["left_out"] += 1
+    path.write_text("\n".join(kept) + "\n")
+    counts["patterns"] = len(kept)
+    return counts
 
 
 def ripgrep() -> str:
