@@ -274,7 +274,7 @@ def preflight_cmd(ctx: click.Context, inputs: tuple[str, ...], python: str | Non
 
 
 @cli.command("verify")
-@click.argument("names", nargs=-1)
+@click.argument("names", nargs=-1, shell_complete=lambda ctx, param, incomplete: conv.complete_rule_ids_or_files(incomplete))
 @click.option("--python", "python", help="`python` and `pip` in the commands mean this interpreter.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=60, show_default=True, help="Seconds per command.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

@@ -151,6 +151,13 @@ def complete_rule_ids(incomplete: str) -> list[str]:
         return []
 
 
+def complete_rule_ids_or_files(incomplete: str) -> list[Any]:
+    """`diagnose verify <TAB>`: a rule id, or an input file to diagnose first."""
+    from click.shell_completion import CompletionItem
+
+    return [*(CompletionItem(r) for r in complete_rule_ids(incomplete)), CompletionItem(incomplete, type="file")]
+
+
 def warn_skipped(diagnosis: Any) -> None:
     """Each input (or part of one) that could not be used, one `diagnose: warning:` line on stderr."""
     for skipped in diagnosis.skipped:

@@ -176,3 +176,8 @@ def test_an_input_that_could_not_be_read_is_a_warning_on_stderr_and_in_the_repor
     assert done.stderr.decode().splitlines() == [f"diagnose: warning: {tmp_path / 'core.bin'}: binary data, not text"]
     assert [s["source"] for s in json.loads(done.stdout)["skipped"]] == [str(tmp_path / "core.bin")]
     assert run_cli(SEED).stderr == b""  # nothing skipped: nothing on stderr
+
+
+def test_verify_completes_rule_ids_and_input_files():
+    assert _complete("diagnose verify xid-fallen") == ["plain,xid-fallen-off-bus", "file,xid-fallen"]
+    assert "plain,cuda-oom" in _complete("diagnose verify torchvision-torch-mismatch cuda-")  # every id, not the first only
