@@ -93,8 +93,10 @@ def _timeline(inc: incident.Incident) -> list[str]:
     if not inc.moments:
         return [*out, "No line of the inputs was cited as evidence or error.", ""]
     note = " Times are ISO 8601; `--MM-DD` where the log gives no year." if inc.start else ""
-    out += [inc.how + note, "", "The cited lines as a picture, one lane per artifact and rank (GitHub and most wikis "
-            "draw it), then line by line:", "", *fence(mermaid.gantt(inc).split("\n"), "mermaid"), ""]
+    out += [inc.how + note, ""]
+    if len(inc.moments) > 1:
+        out += ["The cited lines as a picture, one lane per artifact and rank (GitHub and most wikis draw it), "
+                "then line by line:", "", *fence(mermaid.gantt(inc).split("\n"), "mermaid"), ""]
     out += ["| Time | Where | What | Line |", "| --- | --- | --- | --- |"]
     gaps = {g.after: g for g in inc.gaps}
     for i, m in enumerate(inc.moments[: timeline.MAX_EVENTS]):

@@ -78,7 +78,8 @@ def _label(m: Moment) -> str:
 
 
 def _timeline(inc: Incident) -> str:
-    out = ["timeline", "    title Cited lines in input order (the logs share no clock)"]
+    why = "the logs share no clock" if any(m.event.stamp for m in inc.moments) else "the lines carry no times"
+    out = ["timeline", f"    title Cited lines in input order ({why})"]
     for lane in inc.lanes:
         mine = [m for m in inc.moments if m.lane == lane]
         if not mine:
