@@ -39,6 +39,7 @@ class Candidate:
     values: dict[str, str] = field(default_factory=dict)
     first: tuple[int, int] = (1 << 30, 0)
     checks: list[str] = field(default_factory=list)
+    scale: float = 1.0  # factors applied for where the evidence came from (prose): not the evidence's strength
 
 
 def combine(weights: list[float]) -> float:
@@ -50,6 +51,8 @@ def combine(weights: list[float]) -> float:
 
 def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase) -> Candidate | RuleVerdict | None:
     """A candidate finding for `rule`, a verdict saying why it was rejected, or None (no evidence)."""
+    against = [h for h in hits if h.signal.effect == "contradict"]
+    hits = [h for h in hits if h.signal.effect != "contradict"]
     groups: dict[str, str] = {}
     for hit in hits:
         for key, value in hit.groups.items():
@@ -99,6 +102,10 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
             reasons.append(f"- {note} ({detail})" if cond.get("note") else f"- {detail}")
         elif cond["effect"] in ("require", "require-if-known") and holds:
             reasons.append(f"+ {detail}")
+    for signal_id, hit in {h.signal.id: h for h in reversed(against)}.items():
+        confidence *= 1 - hit.signal.weight
+        e = hit.evidence
+        reasons.append(f"- line {e.line} of {e.source} argues against it ({signal_id}): {e.text[:160]}")
     for package, fixed in rule.fixed_in.items():
         installed = facts.packages.get(package)
         if installed and conditions.satisfies(installed, f">={fixed}"):
@@ -273,7 +280,7 @@ def _own_lines(candidate: Candidate) -> set[tuple[str, int]]:
 def _stands_apart(cause: Candidate, symptom: Candidate) -> bool:
     """Has the cause evidence of its own beyond the symptom's lines (another line, a fact), or is the
     shared line itself specific to the cause (a weight for lines only this cause prints)?"""
-    if cause.confidence >= SPECIFIC_LINE or _own_lines(cause) - _own_lines(symptom):
+    if cause.confidence >= SPECIFIC_LINE * cause.scale or _own_lines(cause) - _own_lines(symptom):
         return True
     return any(r.startswith("+ ") for r in cause.reasons) or any(e.kind == "facts" for e in cause.evidence)
 

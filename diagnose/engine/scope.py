@@ -91,5 +91,6 @@ def note_prose_evidence(candidates: list[Any]) -> None:
         lines = [e for e in c.evidence if e.kind != "facts"]
         if lines and all(looks_like_prose(e.text) for e in lines):
             c.confidence *= PROSE_FACTOR
+            c.scale *= PROSE_FACTOR
             c.reasons.append("· the error is quoted in prose (a title or a sentence), not in a log line: "
                              "a log of the failure would confirm it")

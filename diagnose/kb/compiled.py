@@ -34,6 +34,7 @@ class CompiledSignal:
     kinds: frozenset[str] | None = None
     known_in: dict[str, str] | None = None  # {table, group, column}: the group must be a key of that table
     scope: str | None = None  # "cut-traceback": only inside a traceback cut before its exception line
+    effect: str | None = None  # "contradict": the line argues against the rule (rank.assess)
 
 
 @dataclass
@@ -90,6 +91,7 @@ def compile_rule(rule: Any, path: Path, cat: catalog.Catalog | None = None) -> C
             kinds=frozenset(s.artifact) if s.artifact else None,
             known_in=s.known_in.model_dump() if s.known_in else None,
             scope=s.scope,
+            effect=s.effect,
         )
         for s in rule.signals
     ]

@@ -64,6 +64,11 @@ class Signal(Strict):
         description="count the line only when a named group's value is a key the compat table knows "
         "(an entity from knowledge: a model_type the model-type table has, in any wording around it)",
     )
+    effect: Optional[Literal["contradict"]] = Field(
+        default=None,
+        description="contradict: a line that shows the cause is not this one (a pip command with "
+        "--no-build-isolation, for build isolation): it lowers the confidence by its weight and is not evidence",
+    )
     scope: Optional[Literal["cut-traceback"]] = Field(
         default=None,
         description="cut-traceback: count the line only inside a traceback the log ends before its exception "
