@@ -223,6 +223,6 @@ def test_slack_escapes_what_slack_would_parse():
 
 
 def test_renderers_import_neither_artifacts_nor_engine():
-    for module in ("markdown", "slack", "timeline", "environment"):
+    for module in ("markdown", "slack", "timeline", "environment", "incident", "mermaid", "svg", "html", "template", "md_text", "md_finding", "md_timeline"):
         source = (ROOT / "diagnose" / "render" / f"{module}.py").read_text()
         assert "diagnose.artifacts" not in source and "diagnose.engine" not in source, module

@@ -18,6 +18,8 @@ from diagnose.render import timeline
 from diagnose.render.md_text import code
 
 GAP = 10.0  # seconds without a cited line that the timeline calls a gap
+MAX_DRAWN = timeline.MAX_EVENTS  # cited lines a picture draws: the timeline table's
+MAX_LANES = 16  # past this many, a picture draws only the lanes with a line it draws
 PCI = re.compile(r"\b(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")
 
 
@@ -59,6 +61,21 @@ class Incident:
     end: str | None = None
     duration: float | None = None
     affected: list[AffectedGPU] = field(default_factory=list)
+    left_out: str = ""  # what a picture of it does not draw
+
+
+def picture(inc: Incident) -> Incident:
+    """What a picture draws: the first MAX_DRAWN cited lines, and every lane unless there are many."""
+    if len(inc.moments) <= MAX_DRAWN and len(inc.lanes) <= MAX_LANES:
+        return inc
+    moments = inc.moments[:MAX_DRAWN]
+    drawn = {m.lane for m in moments}
+    lanes = inc.lanes if len(inc.lanes) <= MAX_LANES else [lane for lane in inc.lanes if lane in drawn]
+    said = [f"{len(inc.moments) - len(moments)} later cited line(s)"] if len(moments) < len(inc.moments) else []
+    said += [f"{len(inc.lanes) - len(lanes)} lane(s) without one of the first {len(moments)}"] if len(lanes) < len(inc.lanes) else []
+    return Incident(moments, inc.how, inc.timed, lanes, {lane: inc.lane_sources[lane] for lane in lanes},
+                    [g for g in inc.gaps if g.after + 1 < len(moments)], inc.window, inc.start, inc.end,
+                    inc.duration, inc.affected, "not drawn: " + " and ".join(said))
 
 
 def build(d: Diagnosis) -> Incident:
@@ -99,10 +116,12 @@ def _lanes(d: Diagnosis, moments: list[Moment]) -> tuple[list[str], dict[str, st
     """Lanes in the order of the inputs, each log's rank lanes together; an input nothing cites gets one too."""
     order = list(dict.fromkeys(i.source for i in d.inputs))
     order += [m.event.source for m in moments if m.event.source not in order]
+    by_source: dict[str, set[str]] = {}
+    for m in moments:
+        by_source.setdefault(m.event.source, set()).add(m.lane)
     lanes: dict[str, str] = {}
     for source in order:
-        names = sorted({m.lane for m in moments if m.event.source == source}, key=_rank_order)
-        for name in names or [source]:
+        for name in sorted(by_source.get(source, ()), key=_rank_order) or [source]:
             lanes[name] = source
     return list(lanes), lanes
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from diagnose import __version__
 from diagnose.model import Diagnosis
-from diagnose.render import environment, incident, mermaid, timeline
+from diagnose.render import environment, incident
 from diagnose.render.md_finding import finding as _finding
 from diagnose.render.md_text import MAX_CELL, MAX_QUOTE, _cut, _where, cell, code, fence, prose
+from diagnose.render.md_timeline import impact as _impact
+from diagnose.render.md_timeline import timeline as _timeline
 
 __all__ = ["MAX_CELL", "MAX_QUOTE", "cell", "code", "fence", "prose", "render"]
 
@@ -79,36 +81,6 @@ def _summary(d: Diagnosis) -> list[str]:
         out.append("No known failure was recognised. The lines most likely to be the failure are under "
                    "[Errors no rule explains](#errors-no-rule-explains)." if d.unmatched_errors else
                    "No known failure was recognised, and no line looked like an error.")
-    return [*out, ""]
-
-
-def _impact(inc: incident.Incident) -> list[str]:
-    out = ["## Impact", "", f"- **Window**: {inc.window}"]
-    out += [f"- **Affected GPU**: {prose(a.note)}" for a in inc.affected]
-    return [*out, "- **Who and what was affected, and how it was noticed**: TODO.", ""]
-
-
-def _timeline(inc: incident.Incident) -> list[str]:
-    out = ["## Timeline", ""]
-    if not inc.moments:
-        return [*out, "No line of the inputs was cited as evidence or error.", ""]
-    note = " Times are ISO 8601; `--MM-DD` where the log gives no year." if inc.start else ""
-    out += [inc.how + note, ""]
-    if len(inc.moments) > 1:
-        out += ["The cited lines as a picture, one lane per artifact and rank (GitHub and most wikis draw it), "
-                "then line by line:", "", *fence(mermaid.gantt(inc).split("\n"), "mermaid"), ""]
-    out += ["| Time | Where | What | Line |", "| --- | --- | --- | --- |"]
-    gaps = {g.after: g for g in inc.gaps}
-    for i, m in enumerate(inc.moments[: timeline.MAX_EVENTS]):
-        e = m.event
-        when = code(e.stamp.shown, cell=True) if e.stamp else (code(e.shown_time, cell=True) if e.shown_time else "—")
-        when += f" ({m.relative})" if m.relative else ""
-        out.append(f"| {when} | {code(f'{e.source}:{e.line}', cell=True)} | {cell(e.what)} | "
-                   f"{code(_cut(e.text, MAX_CELL), cell=True)} |")
-        if i in gaps and i + 1 < timeline.MAX_EVENTS:
-            out.append(f"| ⋯ | | _{cell(gaps[i].text)}_ | |")
-    if len(inc.moments) > timeline.MAX_EVENTS:
-        out += ["", f"{len(inc.moments) - timeline.MAX_EVENTS} more line(s) are cited below."]
     return [*out, ""]
 
 

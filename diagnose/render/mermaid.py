@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from diagnose.render.incident import Incident, Moment
+from diagnose.render.incident import Incident, Moment, picture
 
 UNSAFE = re.compile(r"[^\w .,()+/='-]+")  # Mermaid reads `:` `;` `#` `%` and brackets as syntax
 MAX_LABEL = 60
@@ -28,6 +28,7 @@ def safe(text: str) -> str:
 
 
 def gantt(inc: Incident) -> str:
+    inc = picture(inc)
     if not inc.timed:
         return _timeline(inc)
     first = inc.moments[0].event.stamp
@@ -35,7 +36,7 @@ def gantt(inc: Incident) -> str:
     start = _origin(inc)
     axis = "%H:%M:%S" if (inc.duration or 0) < 86400 else "%m-%d %H:%M"
     t0 = f"T+0 = {first.shown}" if first else "T+0"
-    title = "Cited lines by lane, " + t0 + (" (seconds since boot)" if boot else "")
+    title = "Cited lines by lane, " + t0 + (" (seconds since boot)" if boot else "") + (f"; {inc.left_out}" if inc.left_out else "")
     out = ["gantt", f"    title {' '.join(re.sub(r'[#;%{}]+', ' ', title).split())}",  # a title may hold `:`
            "    dateFormat YYYY-MM-DD HH:mm:ss.SSS", f"    axisFormat {axis}", "    todayMarker off"]
     n = 0

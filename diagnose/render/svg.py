@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from diagnose.render import timeline
+from diagnose.render import incident, timeline
 from diagnose.render.incident import Incident, Moment
 
 WIDTH, LABEL_W, LANE_H, TOP, RIGHT = 1100, 260, 44, 64, 30
@@ -34,6 +34,8 @@ class Segment:
 
 
 def render(inc: Incident, title: str = "") -> str:
+    inc = incident.picture(inc)
+    row_of = {lane: i for i, lane in enumerate(inc.lanes)}
     height = TOP + LANE_H * max(1, len(inc.lanes)) + 92
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="incident-timeline" width="{WIDTH}" height="{height}" '
            f'viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12" role="img">',
@@ -57,7 +59,7 @@ def render(inc: Incident, title: str = "") -> str:
     labelled: set[tuple[str, str | None]] = set()
     taken: dict[tuple[str, int], list[float]] = {}  # (lane, above 0 / below 1) -> x of its labels
     for m in inc.moments:
-        y = TOP + inc.lanes.index(m.lane) * LANE_H + LANE_H / 2
+        y = TOP + row_of[m.lane] * LANE_H + LANE_H / 2
         x = place(m)
         row = None
         if (m.lane, m.event.rule_id) not in labelled:
@@ -77,7 +79,8 @@ def _subtitle(inc: Incident) -> str:
         return "Input order: the logs share no clock, so the lines are evenly spaced, artifact by artifact."
     first = next(m.event.stamp for m in inc.moments if m.event.stamp)
     window = f"; the cited lines span {timeline.span(inc.duration)}" if inc.duration is not None else ""
-    return f"T+0 = {first.shown}, the first cited line{window}." if first else ""
+    left_out = f"; {inc.left_out}" if inc.left_out else ""
+    return f"T+0 = {first.shown}, the first cited line{window}{left_out}." if first else ""
 
 
 def _segments(inc: Incident) -> list[Segment]:
