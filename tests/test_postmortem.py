@@ -227,3 +227,16 @@ def test_hostile_log_text_stays_text_in_the_svg_html_and_mermaid() -> None:
     assert "<script>" not in page and "&lt;script&gt;" in page
     for line in mermaid.gantt(incident.build(d)).splitlines()[5:]:
         assert line.startswith("    section ") or TASK.match(line), line
+
+
+def test_a_picture_of_a_large_incident_draws_the_first_lines_and_says_what_it_left_out() -> None:
+    from diagnose.model import Diagnosis, Evidence, Finding
+    from diagnose.render import mermaid, svg
+
+    evidence = [Evidence(f"node-{i % 20:02d}.log", i, f"2026-11-29 19:{i // 60:02d}:{i % 60:02d} ERROR x", "s")
+                for i in range(1, 61)]
+    d = Diagnosis(kb_version="1", findings=[Finding("r", "t", "c", "high", 0.9, "s", evidence, rank=1)])
+    picture = svg.render(incident.build(d))
+    assert picture.count('<g class="marker') == incident.MAX_DRAWN
+    assert "not drawn: 20 later cited line(s)" in picture
+    assert "not drawn: 20 later cited line(s)" in mermaid.gantt(incident.build(d)).splitlines()[1]
