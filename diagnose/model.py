@@ -127,6 +127,8 @@ class Facts:
     kernel_release: str | None = None
     kernel_module: str | None = None  # "open" | "proprietary"
     glibc_version: str | None = None  # the host's (or container's) C library, from collect_env / platform
+    model_path: str | None = None  # the model the failing program loads, as its log names it
+    script: str | None = None  # the top-level script of the failing traceback
     module_params: dict[str, dict[str, str]] = field(default_factory=dict)
     xids: list[Xid] = field(default_factory=list)
     topology: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -160,6 +162,8 @@ class Facts:
             "kernel_release",
             "kernel_module",
             "glibc_version",
+            "model_path",
+            "script",
         ):
             if getattr(self, attr) is None:
                 setattr(self, attr, getattr(other, attr))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -52,10 +53,63 @@ def test_an_xid_names_the_gpu_index_behind_its_pci_address(kb):
     with_table = api.diagnose_texts([("dmesg.txt", xid), ("nvidia-smi.txt", smi)], kb=kb).findings[0]
     assert with_table.rule_id == "xid-fallen-off-bus"
     assert "nvidia-smi -i 1 " in _runs(with_table)
+    # no nvidia-smi to map it: `nvidia-smi -i` takes the PCI bus id itself
     alone = api.diagnose_texts([("dmesg.txt", xid)], kb=kb).findings[0]
-    step = next(s for s in alone.fix if "<gpu_index>" in s.get("run", ""))
-    assert step["unresolved"] == ["facts.gpu_index"]
+    assert "nvidia-smi -i 0000:00:07.0 " in _runs(alone)
+    assert "<gpu_index>" not in _runs(alone)
+
+
+def test_a_gpu_the_inputs_do_not_place_is_a_value_to_look_up(kb):
+    # the GSP timeout names the driver's own "GPU6", neither an nvidia-smi index nor a PCI address
+    case = FIXTURES / "gsp-firmware-error--open-gpu-kernel-modules-1230"
+    first = api.diagnose([str(case)], kb=kb).findings[0]
+    assert first.rule_id == "gsp-firmware-error"
+    step = next(s for s in first.fix if "nvidia-smi -r -i" in s.get("run", ""))
+    assert step["unresolved"] == ["facts.gpu_index"] and "-i <gpu_index>" in step["run"]
     assert "nvidia-smi --query-gpu=index,pci.bus_id" in step["look_up"]
+
+
+def test_no_command_of_a_multi_artifact_fixture_holds_a_blank_whose_value_the_inputs_give(kb):
+    audit = _open_placeholders()
+    folders = audit.multi_artifact_fixtures(FIXTURES)
+    assert len(folders) >= 30
+    given = [line for folder in folders for line in audit.audit(folder, kb)[0]]
+    assert given == []
+
+
+def test_the_blank_audit_flags_a_value_left_open(kb, monkeypatch):
+    # the same fixtures with the resolvers switched off: the script, the model and the venv each come back
+    from diagnose.remedy import values
+
+    monkeypatch.setattr(values, "from_facts", lambda facts, evidence, groups: {})
+    audit = _open_placeholders()
+    given = audit.audit(FIXTURES / "quantization-unsupported--repro-vllm-0.33", kb)[0]
+    assert any("vllm serve <model> --quantization" in line for line in given), given
+    given = audit.audit(FIXTURES / "ninja-missing-jit--reproduction-deepspeed-cpu-adam", kb)[0]
+    assert any(": facts.python: " in line for line in given), given
+
+
+def _open_placeholders():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("open_placeholders", ROOT / "scripts" / "open_placeholders.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_failing_lines_name_the_script_the_model_and_the_environment_the_fix_runs_in(kb):
+    quant = api.diagnose([str(FIXTURES / "quantization-unsupported--repro-vllm-0.33")], kb=kb).findings[0]
+    assert "vllm serve ./tiny-llama-q --quantization" in _runs(quant)
+    ima = api.diagnose([str(FIXTURES / "cuda-illegal-memory-access--repro-h200-misaligned")], kb=kb).findings[0]
+    assert "python /work/main/.device/kern/misaligned.py" in _runs(ima)
+    ninja = api.diagnose([str(FIXTURES / "ninja-missing-jit--reproduction-deepspeed-cpu-adam")], kb=kb).findings[0]
+    assert "export PATH=/tmp/venv_ninja/bin:$PATH" in _runs(ninja)
+    cpu = api.diagnose([str(FIXTURES / "torch-cpu-build--reproduction-tensor-cuda")], kb=kb).findings[0]
+    release = cpu.evidence and next(s["run"] for s in cpu.fix if "--force-reinstall" in s.get("run", ""))
+    assert '"torch==2.' in release and "+cpu" not in release.split("--index-url")[0]
 
 
 def test_an_extension_failure_names_that_extension_in_its_fix_and_verify(kb):

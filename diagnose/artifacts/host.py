@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
-from diagnose.artifacts import pip
+from diagnose.artifacts import launch, pip
 from diagnose.artifacts.numbers import to_int
 from diagnose.artifacts.pip import canonical, torch_cuda_tag
 from diagnose.model import GPU, Facts, Xid
@@ -92,6 +92,8 @@ def line_facts(line: str) -> Facts | None:
             facts = Facts(model_types=[m[1]])
     if facts is None and ("glibc" in line or "ldd (" in line) and (m := GLIBC_IN_PLATFORM.search(line)):
         facts = Facts(glibc_version=m[1] or m[2])
+    if facts is None and ("model" in line or "<module>" in line):
+        facts = launch.launch_facts(line)
     return facts
 
 

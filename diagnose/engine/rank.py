@@ -114,6 +114,8 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
     evidence = sorted((h.evidence for h in hits), key=lambda e: (e.source, e.line))
     first = min((h.position for h in hits), default=(1 << 30, 0))
     checks = _checks(rule, best, outcomes)
+    for name, value in remedy_values.from_tables(facts, values, kb.compat).items():
+        values.setdefault(name, value)
     return Candidate(rule, confidence, _dedupe(evidence)[:MAX_EVIDENCE] + fact_evidence, reasons, values, first, checks)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from diagnose.kb import compat
 from diagnose.model import Evidence, Facts
 
 TORCH_INDEX = "https://download.pytorch.org/whl/"
@@ -40,7 +41,21 @@ LOOK_UP = {
                                        "torch pin of the sglang / vllm release that ships it (`pip show sglang vllm`)",
     "compat.torch-torchvision.expected": "the torchvision paired with the installed torch: "
                                          "https://github.com/pytorch/vision#installation",
+    "facts.torch_release": "the installed torch without its +cu / +cpu suffix: `pip show torch | grep ^Version`",
+    "facts.torch_of_torchvision": "the torch the installed torchvision was built for: "
+                                  "https://github.com/pytorch/vision#installation",
+    "facts.torchvision_of_old_torch": "the torchvision paired with that torch: https://github.com/pytorch/vision#installation",
+    "facts.python": "the serving environment's interpreter: `python -c \"import sys; print(sys.executable)\"` there",
+    "facts.python_bin": "the serving environment's bin folder: `python -c \"import sys, os; "
+                        "print(os.path.dirname(sys.executable))\"` there",
+    "facts.driver_version": "the installed driver: `nvidia-smi --query-gpu=driver_version --format=csv,noheader`",
+    "facts.driver_branch": "the installed driver's branch (its first number): `nvidia-smi --query-gpu=driver_version "
+                           "--format=csv,noheader`",
+    "facts.model": "the model path or hub id the server was started with (its --model / --model-path)",
+    "facts.script": "the script that failed (the traceback's first `File \"...\", in <module>` line)",
 }
+PYPI = "https://pypi.org/simple"
+SITE = re.compile(r'File "(?P<prefix>/[^"]+?)/lib/python3\.\d+/site-packages/')
 
 
 def torch_index_url(torch: str | None) -> str | None:
@@ -59,6 +74,27 @@ def gpu_index(facts: Facts, pci: str | None) -> str | None:
     for gpu in facts.gpus:
         if gpu.bus_id and gpu.index is not None and _bus(gpu.bus_id) == want:
             return str(gpu.index)
+    return None
+
+
+def _only_gpu(facts: Facts) -> str | None:
+    """The one GPU an nvidia-smi output lists is the one an error on this host is about."""
+    indexes = {g.index for g in facts.gpus if g.index is not None}
+    return str(indexes.pop()) if len(indexes) == 1 and len(facts.gpus) == 1 else None
+
+
+def _pci_bus_id(pci: str | None) -> str | None:
+    """No nvidia-smi to map it: `nvidia-smi -i` takes the PCI bus id itself (`0000:dc:00` -> `0000:dc:00.0`)."""
+    if not pci or not re.fullmatch(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?", pci):
+        return None
+    return pci.lower() if "." in pci else pci.lower() + ".0"
+
+
+def _env_prefix(facts: Facts) -> str | None:
+    """The environment the failing process ran in, from a traceback frame in its site-packages."""
+    for where in facts.seen_packages.values():
+        if m := SITE.search(where):
+            return m["prefix"]
     return None
 
 
@@ -84,12 +120,29 @@ def extension(evidence: list[Evidence]) -> tuple[str, str] | None:
 
 def from_facts(facts: Facts, evidence: list[Evidence], groups: dict[str, str]) -> dict[str, str]:
     values: dict[str, str] = {}
-    if url := torch_index_url(facts.packages.get("torch")):
+    torch = facts.packages.get("torch")
+    # the torch a step reinstalls is the installed one, or the one the failing line names (the torch
+    # the resolver replaced, the torch an extension was built for): its +cu / +cpu tag names the index
+    named = [torch, groups.get("groups.old_torch"), groups.get("groups.built_torch")]
+    if url := next((u for t in named if (u := torch_index_url(t))), None):
         values["facts.torch_index_url"] = url
     elif facts.torch_cuda:
         values["facts.torch_index_url"] = TORCH_INDEX + "cu" + facts.torch_cuda.replace(".", "")
-    if index := gpu_index(facts, groups.get("groups.pci")):
+    elif torch:  # no local tag and no CUDA runtime read: a wheel from PyPI, whose default build it is
+        values["facts.torch_index_url"] = PYPI
+    if torch:
+        values["facts.torch_release"] = torch.split("+", 1)[0]
+    if facts.driver_version:
+        values["facts.driver_branch"] = facts.driver_version.split(".", 1)[0]
+    pci = groups.get("groups.pci") or next((x.pci for x in facts.xids if x.pci), None)
+    if index := (gpu_index(facts, pci) or _pci_bus_id(pci)) if pci else _only_gpu(facts):
         values["facts.gpu_index"] = index
+    if prefix := _env_prefix(facts):
+        values["facts.python_bin"], values["facts.python"] = f"{prefix}/bin", f"{prefix}/bin/python"
+    if model := groups.get("groups.model") or groups.get("groups.model_path") or facts.model_path:
+        values["facts.model"] = model
+    if facts.script:
+        values["facts.script"] = facts.script
     ext = extension(evidence)
     if ext is None and (known := groups.get("compat.extension-torch.package")):
         # the line does not name it (xFormers' "PyTorch X with CUDA Y (you have Z)"): the installed
@@ -97,6 +150,21 @@ def from_facts(facts: Facts, evidence: list[Evidence], groups: dict[str, str]) -
         ext = known, MODULE_OF.get(known, known.replace("-", "_"))
     if ext:
         values["facts.extension"], values["facts.extension_module"] = ext
+    return values
+
+
+def from_tables(facts: Facts, groups: dict[str, str], tables: dict[str, Any]) -> dict[str, str]:
+    """Values read from the compat tables: the torch the installed torchvision was built for, and the
+    torchvision of the torch the resolver replaced (a step that puts that torch back installs it too)."""
+    values: dict[str, str] = {}
+    rows = [r for r in (tables.get("torch-torchvision") or {}).get("rows", []) if isinstance(r, dict)]
+    vision, old = facts.packages.get("torchvision"), groups.get("groups.old_torch")
+    for row in rows:
+        torch, paired = str(row.get("torch", "")), str(row.get("torchvision", ""))
+        if vision and paired and compat.minor(paired) == compat.minor(vision):
+            values["facts.torch_of_torchvision"] = f"{torch}.*"
+        if old and paired and compat.minor(torch) == compat.minor(old):
+            values["facts.torchvision_of_old_torch"] = f"{paired}.*"
     return values
 
 

@@ -1,0 +1,45 @@
+"""How the failing program was started, as its own log says: the model it loads, the script it ran.
+
+A fix step such as `vllm serve <model> --quantization ...` or `compute-sanitizer python <script>` is
+only pasteable with these filled in; the log usually names them once, in a line no rule matches:
+
+>>> launch_facts("INFO 12-01 [startup.py:96] non-default args: {'model_tag': './tiny-llama-q', 'model': './tiny-llama-q'}").model_path
+'./tiny-llama-q'
+>>> launch_facts("$ python3 -m fastchat.serve.vllm_worker --model-path /home/tskj/MOD/Qwen/Qwen-7B-Chat").model_path
+'/home/tskj/MOD/Qwen/Qwen-7B-Chat'
+>>> launch_facts('  File "/work/kern/misaligned.py", line 15, in <module>').script
+'/work/kern/misaligned.py'
+>>> launch_facts('  File "/venv/lib/python3.11/site-packages/vllm/entrypoints/cli/main.py", line 7, in <module>') is None
+True
+>>> launch_facts("model = AutoModelForCausalLM.from_pretrained(sys.argv[1])") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+from diagnose.model import Facts
+
+# a quoted value after `'model': `, `model=`, `model_path=`, `from_pretrained(`; or a command line's --model X
+QUOTED_MODEL = re.compile(
+    r"""(?:['"]model(?:_path)?['"]\s*:\s*|\bmodel(?:_path|_name_or_path)?=|from_pretrained\(\s*)(['"])(?P<m>[^'"\s]{1,200})\1"""
+)
+FLAG_MODEL = re.compile(r"(?:^|\s)--model(?:-path)?[ =](?P<m>[^\s'\"-][^\s'\"]{0,199})")
+MODULE_FRAME = re.compile(r'^\s*File "(?P<s>[^"<>]{1,300}\.py)", line \d+, in <module>')
+NOT_A_SCRIPT = ("-packages/", "/lib/python3", "\\lib\\", "runpy")
+
+
+def launch_facts(line: str) -> Facts | None:
+    """The model path or the top-level script one line names, or None."""
+    if "<module>" in line:
+        m = MODULE_FRAME.match(line)
+        if m and not any(part in m["s"] for part in NOT_A_SCRIPT):
+            return Facts(script=m["s"])
+        return None
+    if "model" not in line:
+        return None
+    m = QUOTED_MODEL.search(line) or FLAG_MODEL.search(line)
+    if m and m["m"] not in ("None", "auto"):
+        return Facts(model_path=m["m"])
+    return None
