@@ -154,6 +154,14 @@ def test_an_xids_pci_address_maps_to_the_gpu_index_of_the_nvidia_smi(kb, tmp_pat
     assert "- **Affected GPU**: Xid 13, 43 names PCI 0000:00:06: GPU 0" in markdown.render(d)
 
 
+def test_the_draft_leaves_to_people_only_what_the_inputs_cannot_say(md) -> None:  # type: ignore[no-untyped-def]
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings.index("## What we did") < headings.index("## Action items")
+    todo = [line for line in md.splitlines() if "TODO" in line]
+    assert len(todo) == 4  # the note that says so, who was affected, what we did, what keeps it from recurring
+    assert not any(word in line for line in todo for word in ("from when to when", "which GPU"))
+
+
 def test_each_input_is_one_row_with_one_kind(md) -> None:  # type: ignore[no-untyped-def]
     section = md.split("## Inputs", 1)[1]
     rows = [r for r in section.splitlines() if r.startswith("| `")]

@@ -44,6 +44,8 @@ def render(diagnosis: Diagnosis, **_: object) -> str:
     out += _unmatched(diagnosis)
     out += _set_aside(diagnosis)
     out += _near_misses(diagnosis)
+    out += ["## What we did", "", "TODO: what was done, by whom and when, and what it changed (the fix steps above "
+            "are the knowledge base's: say which were run and what their verify commands printed).", ""]
     out += _action_items(diagnosis)
     out += _inputs(diagnosis)
     return "\n".join(_single_blank_lines(out)).rstrip("\n") + "\n"
