@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"  # 2.0: reasons as {effect, text}, verified_by as {seed | url | reproduction, note}
 MAX_GPUS = 1024  # GPUs one diagnosis keeps: more than any host has
 
 
@@ -303,6 +303,30 @@ def _drop_empty_catalog(items: list[dict[str, Any]]) -> None:
 
 def _clean_finding(finding: dict[str, Any]) -> None:
     finding.pop("first_position", None)
+    finding["reasons"] = [reason_item(r) for r in finding["reasons"]]
+    finding["verified_by"] = [source_item(v) for v in finding["verified_by"]]
     _drop_empty_catalog([finding, *finding["evidence"]])
     for symptom in finding["symptoms"]:
         _clean_finding(symptom)
+
+
+REASON_EFFECTS = {"+": "raises", "-": "lowers", "·": "note"}  # the sign a reason reads with
+
+
+def reason_item(text: str) -> dict[str, str]:
+    """A reason as JSON gives it: `+ torch 2.10.0 is installed` -> {effect: raises, text: torch 2.10.0 is installed}."""
+    sign, _, rest = text.partition(" ")
+    if sign in REASON_EFFECTS and rest:
+        return {"effect": REASON_EFFECTS[sign], "text": rest}
+    return {"effect": "note", "text": text}
+
+
+def source_item(text: str) -> dict[str, str | None]:
+    """Where a fix was confirmed, as JSON gives it: `seed 002_x.txt (the seed)` -> {seed: 002_x.txt, note: the seed},
+    `https://github.com/... (a comment)` -> {url: https://github.com/..., note: a comment}; note None when none."""
+    kind, value = "url", text
+    for label in ("seed", "reproduction"):
+        if text.startswith(label + " "):
+            kind, value = label, text[len(label) + 1:]
+    value, _, note = value.partition(" (")
+    return {kind: value, "note": note.removesuffix(")") or None}
