@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 from conftest import FIXTURES, ROOT, run_cli
 
+from diagnose import api
 from diagnose.model import REASON_EFFECTS, source_item
 
 SCHEMA = json.loads((ROOT / "docs" / "diagnosis.schema.json").read_text())
@@ -17,6 +19,11 @@ H200X2 = FIXTURES / "healthy" / "host-h200x2-snapshot"
 INCIDENT = [str(FIXTURES / "nccl-timeout--repro-h200x2-torchrun" / "fail-nccl-timeout.log"),
             str(H200X2 / "nvidia-smi.txt"), str(H200X2 / "pip-freeze.txt")]
 SIGN = {effect: sign for sign, effect in REASON_EFFECTS.items()}
+
+
+@pytest.fixture(scope="module")
+def kb():  # type: ignore[no-untyped-def]
+    return api.load_kb()  # the cached KB, as the command line uses it
 
 
 def test_reasons_and_sources_are_objects_in_json_and_the_same_words_in_text():
