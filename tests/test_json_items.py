@@ -47,7 +47,7 @@ def test_every_rules_sources_read_back_as_its_yaml_says(kb):
     """What the JSON gives for each rule's verified_by is what the rule file holds, field for field."""
     for rule in kb.rules.values():
         path = Path(rule.path) if Path(rule.path).is_absolute() else ROOT / "rules" / rule.path
-        written = yaml.safe_load(path.read_text())["verified_by"]
+        written = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["verified_by"]
         expected = [{k: v for k, v in entry.items() if k != "note"} | {"note": entry.get("note") or None}
                     for entry in written]
         assert [source_item(text) for text in rule.verified_by] == expected, rule.id
