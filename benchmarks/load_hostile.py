@@ -5,8 +5,9 @@
 Starts `diagnose serve` on 127.0.0.1, then at the same moment: `--normal` concurrent requests
 with real fixture logs (each must be answered 200), and `--hostile` connections split among
 slow bodies without a token (a byte a second), slow bodies with the token, decompression
-bombs, and crafted bodies (long-indented `nvidia-smi -q`, unterminated ANSI, JSON nested
-100,000 deep, 5,000-digit JSON numbers). Prints what every normal request got, latency
+bombs, crafted bodies (long-indented `nvidia-smi -q`, unterminated ANSI, JSON nested
+100,000 deep, 5,000-digit JSON numbers), and forged Slack commands (a stale timestamp announcing
+100 MB, or a fresh one with a wrong signature over 1 MiB). Prints what every normal request got, latency
 percentiles, what each hostile kind got, and the peak RSS of the server and its workers.
 """
 
@@ -21,25 +22,32 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "load-token-0123456789"
+SLACK_SECRET = "load-slack-signing-secret-0123"
 
 
 def start(args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], str]:
-    env = {**os.environ, "DIAGNOSE_API_TOKEN": TOKEN}
+    """The server, its log in a file: a pipe nobody reads fills at 64 KiB (about 600 request lines) and
+    then the server's logging blocks its event loop."""
+    env = {**os.environ, "DIAGNOSE_API_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SLACK_SECRET}
     cmd = [sys.executable, "-m", "diagnose", "serve", "--port", "0", "--max-inflight", str(args.normal * 2),
            "--timeout", str(args.timeout), *(["--workers", str(args.workers)] if args.workers else [])]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
-    assert proc.stderr is not None
-    while True:
-        line = proc.stderr.readline().decode()
-        if m := re.search(r"listening on (http://\S+) ", line):
+    log = tempfile.NamedTemporaryFile(prefix="load-hostile-", suffix=".log", delete=False)  # noqa: SIM115
+    proc = subprocess.Popen(cmd, stderr=log, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
+    print(f"server log: {log.name}", file=sys.stderr)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if m := re.search(r"listening on (http://\S+) ", Path(log.name).read_text(errors="replace")):
             return proc, m[1]
-        if not line and proc.poll() is not None:
-            raise SystemExit("the server did not start")
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    raise SystemExit(f"the server did not start: {Path(log.name).read_text(errors='replace')[-2000:]}")
 
 
 def fixture_logs(n: int) -> list[bytes]:
@@ -80,13 +88,31 @@ async def slow_body(host: str, port: int, with_token: bool, seconds: int) -> str
     return "closed"
 
 
+async def forged_slack(host: str, port: int, stale: bool) -> str:
+    """/slack/commands unsigned: refused from the headers (stale) or when the body ends (bad signature)."""
+    reader, writer = await asyncio.open_connection(host, port)
+    ts = int(time.time()) - (3600 if stale else 0)
+    size = 100_000_000 if stale else 1 << 20
+    writer.write(f"POST /slack/commands HTTP/1.1\r\nHost: x\r\nX-Slack-Request-Timestamp: {ts}\r\n"
+                 f"X-Slack-Signature: v0={'0' * 64}\r\nContent-Length: {size}\r\n\r\n".encode())
+    try:
+        if not stale:
+            writer.write(b"text=" + b"x" * (size - 5))
+            await writer.drain()
+        answer = await asyncio.wait_for(reader.read(100), 30)
+    except (ConnectionError, asyncio.TimeoutError):
+        answer = b""
+    writer.close()
+    return parts[1].decode() if len(parts := answer.split(b" ")) > 1 else "closed"
+
+
 async def run(args: argparse.Namespace, url: str) -> dict[str, object]:
     import httpx
 
     host, port = url.removeprefix("http://").rsplit(":", 1)
     logs = fixture_logs(args.normal)
     bodies = hostile_bodies()
-    kinds = ["slow-anonymous", "slow-with-token", "bomb", "crafted"]
+    kinds = ["slow-anonymous", "slow-with-token", "bomb", "crafted", "slack-forged"]
     limits = httpx.Limits(max_connections=args.normal + args.hostile, max_keepalive_connections=0)
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
 
@@ -103,7 +129,10 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, object]:
             kind = kinds[i % len(kinds)]
             if kind.startswith("slow"):
                 return kind, await slow_body(host, int(port), kind == "slow-with-token", args.slow_seconds)
-            name = "bomb" if kind == "bomb" else ["nvidia-smi-q", "ansi", "deep-json", "big-number"][i // 4 % 4]
+            if kind == "slack-forged":
+                stale = i // len(kinds) % 2 == 0
+                return f"{kind}:{'stale' if stale else 'bad-signature'}", await forged_slack(host, int(port), stale)
+            name = "bomb" if kind == "bomb" else ["nvidia-smi-q", "ansi", "deep-json", "big-number"][i // len(kinds) % 4]
             body, media = bodies[name]
             try:
                 r = await client.post("/v1/diagnose", content=body,
@@ -135,6 +164,22 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, object]:
             "normal_wall_s": round(wall, 1), "hostile": len(hostile_results), "hostile_outcomes": outcome}
 
 
+def warm(url: str) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            r = httpx.post(url + "/v1/diagnose", content=fixture_logs(1)[0], timeout=60,
+                           headers={"Authorization": f"Bearer {TOKEN}"})
+            if r.status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    raise SystemExit("the server did not answer within 180 s")
+
+
 def peak_rss_mb(pid: int) -> float:
     """The peak RSS of the server and of each of its worker processes (VmHWM), the largest."""
     peaks = []
@@ -160,7 +205,7 @@ def main() -> None:
     args = ap.parse_args()
     proc, url = start(args)
     try:
-        time.sleep(3)  # the workers start
+        warm(url)  # the workers have started and answered once: start-up is not what is measured
         report = asyncio.run(run(args, url))
         report["peak_rss_mb"] = peak_rss_mb(proc.pid)
         print(json.dumps(report, indent=1))
