@@ -99,9 +99,12 @@ def test_links_and_damage_inside_a_zip_are_named(tmp_path: Path, kb):
         z.write(LOG, "logs/verify.log")
         link = zipfile.ZipInfo("logs/latest.log")
         link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        link.create_system = 3  # Unix: its mode is in external_attr
         z.writestr(link, "verify.log")
+        z.writestr("host/nvidia-smi.txt", (CASE / "nvidia-smi-full.txt").read_bytes())  # no file type in its mode
     diagnosis = read_archive(path, kb)
     assert diagnosis.findings[0].evidence[0].source == f"{path}:logs/verify.log"
+    assert f"{path}:host/nvidia-smi.txt" in {i.source for i in diagnosis.inputs}
     assert [(s.source, s.reason) for s in diagnosis.skipped] == [(f"{path}:logs/latest.log",
                                                                  "a symlink in the bundle: not read")]
     (tmp_path / "cut.zip").write_bytes(path.read_bytes()[:-30])

@@ -141,11 +141,11 @@ def _add_zip(result: Any, name: str, stream: BinaryIO, depth: int) -> None:
 
 
 def _not_read(member: zipfile.ZipInfo, budget: InflateBudget) -> str | None:
-    mode = member.external_attr >> 16
-    if stat.S_ISLNK(mode):
+    kind = stat.S_IFMT(member.external_attr >> 16) if member.create_system == 3 else 0  # Unix mode, where given
+    if kind == stat.S_IFLNK:
         return "a symlink in the bundle: not read"
-    if mode and not stat.S_ISREG(mode):
-        return f"a member of mode {oct(stat.S_IFMT(mode))} in the bundle: not read"
+    if kind and kind != stat.S_IFREG:
+        return f"a member of file type {oct(kind)} in the bundle: not read"
     if member.flag_bits & 0x1:
         return "an encrypted zip member: not read"
     if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
