@@ -110,13 +110,15 @@ def _bomb(name: str, inflated: int, size: int) -> TooMuchInflated:
 def _add_zip(result: Any, name: str, stream: BinaryIO, depth: int) -> None:
     from diagnose.artifacts import reader
 
-    spool = tempfile.SpooledTemporaryFile(max_size=reader.MEMBER_IN_MEMORY)
-    while chunk := stream.read(reader.BLOCK):
-        spool.write(chunk)
-    size = spool.tell()
+    spool = _seekable(stream, result.budget.per_input)
+    if spool is None:
+        result.skipped.append(Skipped(name, f"zip archive of over {_size(result.budget.per_input)} from a stream: "
+                                            "not read (give it as a file)"))
+        return
+    size = spool.seek(0, 2)
     spool.seek(0)
     try:
-        archive = zipfile.ZipFile(spool)  # type: ignore[arg-type]
+        archive = zipfile.ZipFile(spool)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         result.skipped.append(Skipped(name, f"truncated or corrupt zip archive ({exc}); nothing in it was read"))
         return
@@ -138,6 +140,22 @@ def _add_zip(result: Any, name: str, stream: BinaryIO, depth: int) -> None:
         if damage:
             result.skipped.append(Skipped(member_name, f"{damage}; read up to the damage"))
         reader.add_stream(result, member_name, held, depth=depth + 1)  # a zip in a zip in a zip (42.zip) ends
+
+
+def _seekable(stream: BinaryIO, limit: int) -> BinaryIO | None:
+    """The zip as a seekable file (its index is at its end): a regular file opened again by its path, else a
+    copy (in memory up to MEMBER_IN_MEMORY, then on disk), or None past `limit` bytes."""
+    from diagnose.artifacts import reader
+
+    path = getattr(getattr(stream, "raw", None), "path", None)  # reader.LazyFile: a regular file
+    if path is not None:
+        return open(path, "rb")
+    spool: Any = tempfile.SpooledTemporaryFile(max_size=reader.MEMBER_IN_MEMORY)
+    while chunk := stream.read(reader.BLOCK):
+        spool.write(chunk)
+        if spool.tell() > limit:
+            return None
+    return spool  # type: ignore[no-any-return]
 
 
 def _not_read(member: zipfile.ZipInfo, budget: InflateBudget) -> str | None:
