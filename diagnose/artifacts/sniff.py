@@ -97,7 +97,12 @@ MAX_NOTED_SEGMENTS = 20  # else on its first: the output stays linear in the inp
 TIME_BUDGET_S = 20.0  # seconds one input may take to read, plus TIME_PER_MB_S per MiB of its lines
 TIME_PER_MB_S = 1.0
 
+TEMPLATE = str.maketrans("123456789", "000000000")  # a line's template: its digits masked
+PLAIN_TEMPLATES = 4096  # templates remembered per input (the set starts over past it)
 HINTS = re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h in spec.hint))
+# each block's hints as one search, so that a line with a common hint word ("index", "GPU") costs one C-level
+# search per block instead of a Python loop over every hint
+BLOCK_HINTS = {name: re.compile("|".join(re.escape(h) for h in spec.hint)) for name, spec in BLOCKS.items() if spec.hint}
 
 
 @dataclass
@@ -119,6 +124,8 @@ class _Scanner:
         self.block: str | None = None
         self.block_lines: list[str] = []
         self.failures = 0  # lines or blocks a parser could not read (each a note, up to MAX_FAILURE_NOTES)
+        self.plain: set[str] = set()  # templates of lines that started nothing and stated no fact
+        self._fell_through = False  # the last line's kind came from the traceback tracker alone
 
     # --- segments -------------------------------------------------------------------
     def _count(self, lineno: int, kind: str, blank: bool) -> None:
@@ -160,7 +167,8 @@ class _Scanner:
         if not HINTS.search(text):  # most lines start no block: one C-level search says so
             return None
         for name, spec in BLOCKS.items():
-            if spec.hint and not any(h in text for h in spec.hint):
+            hint = BLOCK_HINTS.get(name)
+            if hint is not None and not hint.search(text):
                 continue
             if spec.first(text):
                 self.block, self.block_lines = name, [text]
@@ -194,6 +202,7 @@ class _Scanner:
         if installed := pip.parse_install_line(text):
             facts.merge(Facts(packages=installed))
             return "install-log"
+        self._fell_through = True
         return self.tracker.feed(lineno, text)
 
     def _issue_form(self, text: str) -> None:
@@ -219,12 +228,25 @@ class _Scanner:
     def _parse(self, lineno: int, text: str) -> str:
         if text.startswith("### ") or self.heading:
             self._issue_form(text)
+        template = None
+        if self.block is None:
+            # a line of the same template (numbers masked) as one that started no block and stated no fact
+            # does neither: only the traceback tracker needs to see it (an assert burst, a request loop)
+            template = text.translate(TEMPLATE)
+            if template in self.plain:
+                return self.tracker.feed(lineno, text)
+        self._fell_through = False
         kind = self._kind(lineno, text)
+        found = None
         if kind in LINE_FACT_KINDS:
             if found := host.line_facts(text):
                 for xid in found.xids:
                     xid.source, xid.line = self.source.name, lineno
                 self.result.facts.merge(found)
+        if template is not None and self._fell_through and found is None and self.block is None:
+            if len(self.plain) >= PLAIN_TEMPLATES:
+                self.plain.clear()
+            self.plain.add(template)
         return kind
 
     def _failed(self, where: str, exc: Exception) -> None:

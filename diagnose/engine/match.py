@@ -24,6 +24,10 @@ MAX_SEEN_PACKAGES = 200
 FUZZY_MAX_LINE = 600
 MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
+MAX_FUZZY_CACHE = 4096  # line templates whose fuzzy verdicts are kept (the cache starts over past it)
+# a line's template: digits (and hex letters) masked, so that the thousand lines of one assert burst
+# (thread [5,0,0], [6,0,0] ...) or of one request loop are scored once, not once each
+TEMPLATE = str.maketrans("123456789", "000000000")
 
 
 NO_HITS: tuple[set[str], bool] = (set(), False)
@@ -65,7 +69,7 @@ class Matcher:
         self.hits: dict[str, list[Hit]] = defaultdict(list)
         self.counts: dict[int, int] = defaultdict(int)  # hits per signal, bounded by MAX_HITS_PER_SIGNAL
         self.error_lines: list[ErrorLine] = []
-        self.fuzzy_seen: dict[str, list[tuple[str, CompiledSignal]]] = {}
+        self.fuzzy_seen: dict[tuple[str, str], list[tuple[str, CompiledSignal]]] = {}  # by (kind, template)
         self.timeouts: list[str] = []
         self.source_index = 0
         self.source = ""
@@ -133,15 +137,19 @@ class Matcher:
     def _error_line(
         self, lineno: int, kind: str, text: str, position: tuple[int, int], exception: bool
     ) -> None:
-        evidence = Evidence(self.source, lineno, text.strip(), "error-line", kind, host.log_time(text))
-        if len(self.error_lines) < MAX_ERROR_LINES:
+        if len(self.error_lines) < MAX_ERROR_LINES:  # an evidence record only for a line that can be reported
+            evidence = Evidence(self.source, lineno, text.strip(), "error-line", kind, host.log_time(text))
             self.error_lines.append(ErrorLine(evidence, position, exception))
         if not self.fuzzy_signals:
             return
         key = text.strip()[:FUZZY_MAX_LINE]
-        if key not in self.fuzzy_seen:
-            self.fuzzy_seen[key] = self._fuzzy(key, kind)
-        for rule_id, sig in self.fuzzy_seen[key]:
+        template = (kind, key.translate(TEMPLATE))
+        verdict = self.fuzzy_seen.get(template)
+        if verdict is None:
+            if len(self.fuzzy_seen) >= MAX_FUZZY_CACHE:
+                self.fuzzy_seen.clear()
+            verdict = self.fuzzy_seen[template] = self._fuzzy(key, kind)
+        for rule_id, sig in verdict:
             hits = self.hits[rule_id]
             if any(h.position == position for h in hits):
                 continue  # this line is already evidence for the rule through a regex
