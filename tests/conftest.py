@@ -13,6 +13,17 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_settings_of_this_machine(tmp_path_factory: pytest.TempPathFactory):
+    """A developer's ~/.config/diagnose/config.toml or DIAGNOSE_FORMAT must not change what the tests see."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+    for name in ("DIAGNOSE_CONFIG", "DIAGNOSE_FORMAT", "DIAGNOSE_PYTHON", "DIAGNOSE_EXTRA_RULES", "DIAGNOSE_REDACT_REGEXES"):
+        patch.delenv(name, raising=False)
+    yield
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def kb():
     from diagnose import api
