@@ -115,3 +115,33 @@ def test_the_format_key_takes_every_format_the_command_line_does():
     from diagnose.settings_keys import FORMATS as CONFIG_FORMATS
 
     assert CONFIG_FORMATS == FORMATS
+
+
+def test_the_service_uses_the_project_files_team_rules_and_redaction(project: Path):
+    """`diagnose serve` started in the repository: the team's rule answers, the team's pattern is masked."""
+    import re
+    import time
+
+    import httpx
+
+    with open(project / "pyproject.toml", "a") as fh:
+        fh.write('redact-patterns = ["sgl_kernel"]\n')
+    log = project / "serve.log"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DIAGNOSE_")}
+    env = {**clean, "XDG_CONFIG_HOME": str(project / ".xdg"), "PYTHONPATH": str(ROOT), "DIAGNOSE_API_TOKEN": "t0ken"}
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "diagnose", "serve", "--port", "0", "--workers", "1"],
+                                stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=project)
+    try:
+        deadline = time.monotonic() + 60
+        while not (found := re.search(r"listening on (http://\S+) ", log.read_text())):
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.05)
+        url = found[1]
+        answer = httpx.post(f"{url}/v1/diagnose", content=LOG.read_bytes(), timeout=30,
+                            headers={"Authorization": "Bearer t0ken"}).json()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "acme-extension-pin" in [f["rule_id"] for f in answer["findings"]]
+    assert all("sgl_kernel" not in e["text"] for f in answer["findings"] for e in f["evidence"])  # kept by default
