@@ -42,6 +42,24 @@ def test_same_findings_without_hyperscan(case, kb, monkeypatch):
     assert without[0] == with_hs[0]
 
 
+@pytest.mark.parametrize("case", CASES[::15], ids=lambda c: c.name)
+def test_same_findings_without_hyperscan_or_re2(case, kb, monkeypatch):
+    """The last fallback (each pattern through `regex`) still gives the reading of every line."""
+    every_line = summary(api.diagnose(case.artifacts(), kb=kb, use_prefilter=False))
+    monkeypatch.setenv("DIAGNOSE_NO_HYPERSCAN", "1")
+    monkeypatch.setenv("DIAGNOSE_NO_RE2", "1")
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    assert summary(api.diagnose(case.artifacts(), kb=kb))[0] == every_line[0]
+
+
+def test_the_re2_fallback_is_the_one_used_without_hyperscan(kb, monkeypatch):
+    pytest.importorskip("re2")
+    monkeypatch.setenv("DIAGNOSE_NO_HYPERSCAN", "1")
+    built = prefilter.Prefilter([s.regex for _, s in kb.signals() if s.regex])
+    assert built._re2 is not None
+    assert len(built._slow) < len(built.patterns) // 10  # RE2 takes nearly every pattern once widened
+
+
 def test_block_mode_keeps_true_line_numbers(tmp_path, kb, monkeypatch):
     log = tmp_path / "big.log"
     filler = b"INFO 11-29 10:00:00 [engine.py:1] Avg prompt throughput: 1.0 tokens/s\n" * 200_000

@@ -104,8 +104,16 @@ class Prefilter:
         self.traceback_id = self.signal_count + structure.index(TRACEBACK_START)
         self._hs: Any = None
         self._slow: list[tuple[int, Any]] = []
+        self._re2: Any = None  # (RE2 set, [(pattern id, RE2 pattern)]) where Hyperscan is absent
         if hyperscan_module() is None:
-            self._build_regex(range(len(self.patterns)))
+            from diagnose.artifacts import prefilter_re2  # RE2 multi-pattern sets, or nothing
+
+            built = prefilter_re2.build([p.text for p in self.patterns])
+            if built is None:
+                self._build_regex(range(len(self.patterns)))
+                return
+            self._re2, leftover = built
+            self._build_regex(leftover)
             return
         self._build_hyperscan(cache_dir)
 
@@ -157,6 +165,11 @@ class Prefilter:
                 found.append((end - 1, patterns[pid].context, pid))  # less the newline put in front
 
             self._hs.scan(b"\n" + block, match_event_handler=on_match)
+        if self._re2 is not None:
+            from diagnose.artifacts import prefilter_re2
+
+            for end, pid in prefilter_re2.hits(self._re2, block):
+                found.append((end, patterns[pid].context, pid))
         if self._slow:
             # latin-1 maps each byte to one character, so match offsets are byte offsets
             text = block.decode("latin-1")
