@@ -145,3 +145,11 @@ def test_the_service_uses_the_project_files_team_rules_and_redaction(project: Pa
         proc.wait(timeout=10)
     assert "acme-extension-pin" in [f["rule_id"] for f in answer["findings"]]
     assert all("sgl_kernel" not in e["text"] for f in answer["findings"] for e in f["evidence"])  # kept by default
+
+
+def test_every_environment_variable_the_code_reads_is_documented():
+    import re
+
+    docs = (ROOT / "docs" / "configuration.md").read_text()
+    read = {m for p in (ROOT / "diagnose").rglob("*.py") for m in re.findall(r"DIAGNOSE_[A-Z0-9_]+", p.read_text())}
+    assert read and sorted(v for v in read if f"`{v}`" not in docs) == []
