@@ -1,18 +1,21 @@
 """Remediation runs: break a real environment, diagnose the failure, apply the printed fix, prove it took.
 
-For each cause that can be reproduced without a GPU, in a throwaway venv built from real packages:
+For each cause in remediation_cases.py, in a throwaway venv built from real packages:
 
 1. build the broken environment (`setup`), run the failing program and keep its output;
-2. `diagnose --format json` on that output plus the venv's `pip freeze`: the expected cause must be first;
-3. apply the remedy as printed: the plan's commands when there is a plan, else the first fix step that
-   installs something and has no value left to fill in (`python` / `pip` mean the venv's);
-4. `diagnose verify <cause> --python <venv python>` and the program again: both must pass.
+2. `diagnose --format json` on that output plus the venv's `pip freeze` (and any log the setup wrote):
+   the expected cause must be first;
+3. apply the remedy as printed: the plan's first command when there is a plan, else the first fix step
+   that installs something and has no value left to fill in (`python` / `pip` mean the venv's); for a
+   fix that is a changed call, the printed step that makes the change, then the program so changed;
+4. `diagnose verify <cause> <the inputs> --python <venv python>` and the program again: both must pass.
 
     python benchmarks/remediation.py            # every case; a table of pass / fail per step
-    python benchmarks/remediation.py numpy      # the cases whose name contains "numpy"
+    python benchmarks/remediation.py numpy      # the cases whose name or cause contains "numpy"
+    python benchmarks/remediation.py --gpu      # the GPU cases (on a GPU host; venvs see its torch)
 
-Each case says what it needs (network to PyPI for its packages; torch from the machine's wheel
-cache). A case that cannot run here is reported as skipped, with why. Nothing outside /tmp is touched.
+Packages come from PyPI and the machine's wheel folders (torch 2.13.0+cpu from /opt/wheels). A case
+that cannot run here is reported as skipped, with why. Nothing outside /tmp is touched.
 """
 
 from __future__ import annotations
@@ -28,41 +31,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from remediation_cases import CASES, Case  # noqa: E402
+
 DIAGNOSE = [sys.executable, "-m", "diagnose"]
-TINY_LLAMA = (
-    "from transformers import LlamaConfig, LlamaForCausalLM;"
-    "LlamaForCausalLM(LlamaConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,"
-    " num_attention_heads=2, num_key_value_heads=2, vocab_size=64)).save_pretrained('tiny')"
-)
-
-
-@dataclass
-class Case:
-    name: str
-    cause: str
-    setup: list[str]  # shell commands run in the venv (PATH starts with its bin/)
-    program: str  # fails before the fix, succeeds after
-    venv_args: list[str] = field(default_factory=list)
-    needs_torch: bool = False
-    hide: str | None = None  # a program to keep off PATH (a system ninja would hide the failure)
-
-
-CASES = [
-    Case("numpy-2-under-pandas-1.5", "numpy-abi-mismatch",
-         ["pip install -q pandas==1.5.3 'numpy<2'", "pip install -q numpy==2.1.3"],
-         "python -c 'import pandas; print(pandas.__version__)'"),
-    Case("venv-without-pip", "venv-missing-pip", [], "python -m pip --version", venv_args=["--without-pip"]),
-    Case("device-map-without-accelerate", "accelerate-missing",
-         ["pip install -q torch==2.13.0+cpu transformers==4.51.3", f'python -c "{TINY_LLAMA}"'],
-         "python -c \"from transformers import AutoModelForCausalLM; "
-         "AutoModelForCausalLM.from_pretrained('tiny', device_map='cpu'); print('loaded')\"",
-         needs_torch=True),
-    Case("jit-extension-without-ninja", "ninja-missing-jit",
-         ["pip install -q torch==2.13.0+cpu", "pip uninstall -q -y ninja || true"],
-         "python -c \"from torch.utils.cpp_extension import load_inline; "
-         "m = load_inline('probe', 'int one() { return 1; }', functions=['one'], verbose=False); print(m.one())\"",
-         needs_torch=True, hide="ninja"),
-]
 
 
 @dataclass
@@ -77,13 +49,17 @@ class Outcome:
         return bool(self.steps) and all(v == "pass" for v in self.steps.values())
 
 
-def sh(command: str, venv: Path, cwd: Path, timeout: int = 900, hide: str | None = None) -> subprocess.CompletedProcess[str]:
+def _env(venv: Path, cwd: Path, hide: str | None = None) -> dict[str, str]:
     dirs = [_without(d, hide, cwd) if hide and (Path(d) / hide).exists() else d for d in os.environ["PATH"].split(":")]
-    env = {**os.environ, "PATH": ":".join([str(venv / "bin"), *dirs]), "VIRTUAL_ENV": str(venv),
-           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1",
-           # JIT builds in this run's own folder: a lock left by an earlier, killed run must not block this one
-           "TORCH_EXTENSIONS_DIR": str(cwd / "torch_extensions")}
-    return subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return {**os.environ, "PATH": ":".join([str(venv / "bin"), *dirs]), "VIRTUAL_ENV": str(venv),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1",
+            # JIT builds in this run's own folder: a lock left by an earlier, killed run must not block this one
+            "TORCH_EXTENSIONS_DIR": str(cwd / "torch_extensions")}
+
+
+def sh(command: str, venv: Path, cwd: Path, timeout: int = 1800, hide: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, shell=True, cwd=cwd, env=_env(venv, cwd, hide), capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def _without(directory: str, hidden: str, cwd: Path) -> str:
@@ -97,15 +73,44 @@ def _without(directory: str, hidden: str, cwd: Path) -> str:
     return str(shadow)
 
 
-def remedy_commands(diagnosis: dict) -> list[str]:  # type: ignore[type-arg]
-    """What a person pastes: the plan, else the first install step with nothing left to fill in."""
+def remedy_commands(diagnosis: dict, case: Case) -> list[str]:  # type: ignore[type-arg]
+    """What a person pastes: the plan, else the first install step with nothing left to fill in; for a
+    changed call, the first printed step with nothing left to fill in that makes the change."""
+    steps = [s for s in diagnosis["findings"][0]["fix"] if s.get("run") and not s.get("unresolved")]
+    if case.fix_says:
+        return [s["run"].split("   #")[0].strip() for s in steps if case.fix_says in s["run"]][:1]
     if diagnosis.get("plan"):
         return [s["run"] for s in diagnosis["plan"]["steps"][:1]]
-    for step in diagnosis["findings"][0]["fix"]:
-        run = step.get("run", "")
-        if run and not step.get("unresolved") and re.search(r"\bpip3? install\b|ensurepip", run):
-            return [run.split("   #")[0].strip()]
+    for step in steps:
+        if re.search(r"\bpip3? install\b|ensurepip", step["run"]):
+            return [step["run"].split("   #")[0].strip()]
     return []
+
+
+def _setup(case: Case, venv: Path, work: Path, out: Outcome) -> bool:
+    args = [*case.venv_args, *(["--system-site-packages"] if case.gpu else [])]
+    subprocess.run([sys.executable, "-m", "venv", *args, str(venv)], check=True)
+    for name, text in case.files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    for command in case.setup:
+        proc = sh(command, venv, work, hide=case.hide)
+        if proc.returncode != 0:
+            out.steps["setup"] = f"fail: {command}: {proc.stderr.strip().splitlines()[-1:]}"
+            return False
+    out.steps["setup"] = "pass"
+    return True
+
+
+def _diagnose(case: Case, venv: Path, work: Path, failing: subprocess.CompletedProcess[str]) -> dict:  # type: ignore[type-arg]
+    (work / "failure.log").write_text(failing.stdout + failing.stderr)
+    inputs = [str(work / "failure.log"), *(str(work / name) for name in case.inputs)]
+    freeze = sh("python -m pip freeze 2>/dev/null || true", venv, work).stdout
+    if freeze.strip():
+        (work / "pip-freeze.txt").write_text(freeze)
+        inputs.append(str(work / "pip-freeze.txt"))
+    proc = subprocess.run([*DIAGNOSE, "--format", "json", "--exit-zero", *inputs], capture_output=True, text=True)
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
 def run_case(case: Case, root: Path) -> Outcome:
@@ -116,51 +121,58 @@ def run_case(case: Case, root: Path) -> Outcome:
         return out
     venv, work = root / "venv", root / "work"
     work.mkdir(parents=True)
-    subprocess.run([sys.executable, "-m", "venv", *case.venv_args, str(venv)], check=True)
-    for command in case.setup:
-        proc = sh(command, venv, work, hide=case.hide)
-        if proc.returncode != 0:
-            out.steps["setup"] = f"fail: {command}: {proc.stderr.strip().splitlines()[-1:]}"
+    holder = None
+    try:
+        if not _setup(case, venv, work, out):
             return out
-    out.steps["setup"] = "pass"
-    print(f"... {case.name}: set up in {time.monotonic() - start:.0f}s", file=sys.stderr, flush=True)
-    failing = sh(case.program, venv, work, hide=case.hide)
-    (work / "failure.log").write_text(failing.stdout + failing.stderr)
-    out.steps["fails before the fix"] = "pass" if failing.returncode != 0 else "fail: the program did not fail"
-    freeze = sh("python -m pip freeze 2>/dev/null || true", venv, work).stdout
-    inputs = [str(work / "failure.log")]
-    if freeze.strip():
-        (work / "pip-freeze.txt").write_text(freeze)
-        inputs.append(str(work / "pip-freeze.txt"))
-    proc = subprocess.run([*DIAGNOSE, "--format", "json", "--exit-zero", *inputs], capture_output=True, text=True)
-    diagnosis = json.loads(proc.stdout)
-    first = diagnosis["findings"][0]["rule_id"] if diagnosis["findings"] else "(nothing)"
-    out.steps["named first"] = "pass" if first == case.cause else f"fail: {first}"
-    commands = remedy_commands(diagnosis) if diagnosis["findings"] else []
-    if not commands:
-        out.steps["fix applied"] = "fail: no fix command without a value left to fill in"
+        print(f"... {case.name}: set up in {time.monotonic() - start:.0f}s", file=sys.stderr, flush=True)
+        if case.background:
+            holder = subprocess.Popen(case.background, shell=True, cwd=work, start_new_session=True,
+                                      env=_env(venv, work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            (work / "holder.pid").write_text(str(holder.pid))
+            time.sleep(3)
+        failing = sh(case.program, venv, work, hide=case.hide)
+        out.steps["fails before the fix"] = "fail: the program did not fail" if failing.returncode in case.works else "pass"
+        diagnosis = _diagnose(case, venv, work, failing)
+        first = diagnosis["findings"][0]["rule_id"] if diagnosis["findings"] else "(nothing)"
+        out.steps["named first"] = "pass" if first == case.cause else f"fail: {first}"
+        commands = remedy_commands(diagnosis, case) if diagnosis["findings"] else []
+        if not commands:
+            out.steps["fix applied"] = "fail: no fix command without a value left to fill in"
+            return out
+        for command in commands:
+            out.applied.append(command)
+            applied = sh(command, venv, work, hide=case.hide)
+            if applied.returncode != 0:
+                out.steps["fix applied"] = f"fail: {command}: {(applied.stderr or applied.stdout).strip().splitlines()[-1:]}"
+                return out
+        out.steps["fix applied"] = "pass"
+        verify = subprocess.run([*DIAGNOSE, "verify", case.cause, "--python", str(venv / "bin" / "python"),
+                                 "--format", "json", *_verify_inputs(work)], capture_output=True, text=True, cwd=work,
+                                env={**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"})
+        report = json.loads(verify.stdout)
+        ran = [r for r in report["results"] if r["status"] != "not-run" and r["rule_id"] == case.cause]
+        failed = [r["command"] for r in ran if r["status"] == "fail"]
+        out.steps["verify"] = "pass" if ran and not failed else f"fail: {failed or 'nothing ran'}"
+        again = sh(case.after or case.program, venv, work, hide=case.hide)
+        out.steps["works after the fix"] = ("pass" if again.returncode in case.works
+                                            else f"fail: {(again.stderr or again.stdout).strip()[-200:]}")
         return out
-    for command in commands:
-        out.applied.append(command)
-        applied = sh(command, venv, work, hide=case.hide)
-        if applied.returncode != 0:
-            out.steps["fix applied"] = f"fail: {command}: {applied.stderr.strip().splitlines()[-1:]}"
-            return out
-    out.steps["fix applied"] = "pass"
-    verify = subprocess.run([*DIAGNOSE, "verify", case.cause, "--python", str(venv / "bin" / "python"), "--format", "json"],
-                            capture_output=True, text=True, cwd=work)
-    report = json.loads(verify.stdout)
-    ran = [r for r in report["results"] if r["status"] != "not-run"]
-    failed = [r["command"] for r in ran if r["status"] == "fail"]
-    out.steps["verify"] = "pass" if ran and not failed else f"fail: {failed or 'nothing ran'}"
-    again = sh(case.program, venv, work, hide=case.hide)
-    out.steps["works after the fix"] = "pass" if again.returncode == 0 else f"fail: {again.stderr.strip()[-200:]}"
-    out.seconds = round(time.monotonic() - start, 1)
-    return out
+    finally:
+        if holder is not None and holder.poll() is None:
+            os.killpg(holder.pid, 15)
+        out.seconds = round(time.monotonic() - start, 1)
+
+
+def _verify_inputs(work: Path) -> list[str]:
+    """verify renders its commands from the same inputs as the diagnosis (the port, the model, the venv)."""
+    return [str(p) for p in (work / "failure.log", work / "pip-freeze.txt", work / "install.log") if p.is_file()]
 
 
 def main(argv: list[str]) -> int:
-    chosen = [c for c in CASES if not argv or any(a in c.name or a in c.cause for a in argv)]
+    gpu = "--gpu" in argv
+    names = [a for a in argv if not a.startswith("--")]
+    chosen = [c for c in CASES if c.gpu == gpu and (not names or any(a in c.name or a in c.cause for a in names))]
     outcomes = []
     for case in chosen:
         root = Path(tempfile.mkdtemp(prefix=f"remedy-{case.cause}-"))

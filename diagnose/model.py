@@ -129,6 +129,7 @@ class Facts:
     glibc_version: str | None = None  # the host's (or container's) C library, from collect_env / platform
     model_path: str | None = None  # the model the failing program loads, as its log names it
     script: str | None = None  # the top-level script of the failing traceback
+    sdist: str | None = None  # the source distribution an install log shows pip fetching (the one it builds)
     module_params: dict[str, dict[str, str]] = field(default_factory=dict)
     xids: list[Xid] = field(default_factory=list)
     topology: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -164,6 +165,7 @@ class Facts:
             "glibc_version",
             "model_path",
             "script",
+            "sdist",
         ):
             if getattr(self, attr) is None:
                 setattr(self, attr, getattr(other, attr))

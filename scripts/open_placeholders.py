@@ -34,6 +34,7 @@ MODEL = re.compile(r"""--model(?:-path)?[ =]\S|['"]model['"]\s*:\s*['"]|\bmodel(
                    r"""from_pretrained\(\s*['"]|Loading \S+ requires you to execute|The repository (?:for )?\S+ contains""")
 PORT = re.compile(r"(?:--port[ =]|\bport[ =:]+|address \S+:)\d{2,5}\b", re.I)
 EXTENSION = re.compile(r"\b(?:sgl_kernel|flash_attn\w*|xformers|vllm\._C|flashinfer|deepspeed|deep_gemm)\b")
+SDIST = re.compile(r"(?:Downloading|Using cached) \S+\.tar\.gz|Failed to build `")
 OLD_TORCH = re.compile(r"^\s*- torch==\S+|Attempting uninstall: torch$|Successfully uninstalled torch-", re.M)
 
 
@@ -57,6 +58,8 @@ GIVEN_BY: dict[str, Callable[[Inputs], bool]] = {
     "facts.torch_of_torchvision": lambda i: "torchvision" in i.diagnosis.facts.packages,
     "facts.torchvision_of_old_torch": lambda i: bool(OLD_TORCH.search(i.text)),
     "facts.driver_version": lambda i: bool(i.diagnosis.facts.driver_version),
+    "facts.old_torch_index_url": lambda i: bool(OLD_TORCH.search(i.text)),
+    "facts.build_package": lambda i: bool(SDIST.search(i.text)),
     "compat.extension-torch.expected": lambda i: any(
         i.diagnosis.facts.packages.get(str(r.get("package"))) == str(r.get("version"))
         for r in i.tables.get("extension-torch", {}).get("rows", []) if isinstance(r, dict)),
@@ -74,6 +77,7 @@ ALIASES = [
     (r"^(?:groups\.)?port$", "facts.port"),
     (r"^driver version$|installed driver", "facts.driver_version"),
     (r"^facts\.driver_branch$", "facts.driver_version"),
+    (r"^facts\.build_module$", "facts.build_package"),
     (r"pair of that torch", "facts.torchvision_of_old_torch"),
     (r"release your stack pins", "facts.torch_of_torchvision"),
 ]

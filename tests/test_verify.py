@@ -53,16 +53,24 @@ def test_failing_command_exits_1_and_shows_its_output(kb, tmp_path):
         assert not report.passed
 
 
-def test_values_from_the_inputs_are_never_filled_in(kb, tmp_path):
+def test_verify_fills_in_from_the_inputs_only_values_that_are_plain_words(kb, tmp_path):
+    # the port of a bind error is a plain word: the check runs for that port
     log = tmp_path / "server.log"
-    log.write_text("huggingface_hub.errors.GatedRepoError: 401 Client Error.\n"
-                   "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.\n"
-                   "Access to model meta-llama/Llama-3.1-8B is restricted. You must have access to it and be authenticated to access it. Please log in.\n")
+    log.write_text("ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', 18000): "
+                   "address already in use\n")
     report = run_verify([str(log)], kb=kb)
-    assert report.rules == ["hf-auth-or-offline"]
-    templated = [r for r in report.results if "{groups.repo}" in r.run]
-    assert templated and all(r.status == "not-run" and "never fills" in r.reason for r in templated)
-    assert all("meta-llama" not in r.command for r in report.results)
+    assert "port-in-use" in report.rules
+    ss = [r for r in report.results if r.rule_id == "port-in-use"]
+    assert ss and ss[0].command == "ss -ltnp 'sport = :18000'", ss
+    # a log is untrusted text: a value with shell syntax in it is never filled in, nor run
+    hostile = tmp_path / "hostile.log"
+    hostile.write_text("ValueError: Loading /tmp/m;touch${IFS}/tmp/pwned requires you to execute the configuration "
+                       "file in that repo on your local machine.\n")
+    report = run_verify([str(hostile)], kb=kb)
+    assert "trust-remote-code" in report.rules
+    templated = [r for r in report.results if "{facts.model}" in r.run]
+    assert templated and all(r.status == "not-run" and "plain word" in r.reason for r in templated)
+    assert all("pwned" not in r.command for r in report.results)
     angle = run_verify(["transformers-unknown-model-type"], kb=kb)
     assert [r.status for r in angle.results][1:] == ["not-run", "not-run"]  # <model_type>, <model dir>
 

@@ -1,4 +1,5 @@
-"""How the failing program was started, as its own log says: the model it loads, the script it ran.
+"""How the failing program was started, as its own log says: the model it loads, the script it ran,
+the source distribution pip was building.
 
 A fix step such as `vllm serve <model> --quantization ...` or `compute-sanitizer python <script>` is
 only pasteable with these filled in; the log usually names them once, in a line no rule matches:
@@ -11,6 +12,8 @@ only pasteable with these filled in; the log usually names them once, in a line 
 '/work/kern/misaligned.py'
 >>> launch_facts('  File "/venv/lib/python3.11/site-packages/vllm/entrypoints/cli/main.py", line 7, in <module>') is None
 True
+>>> launch_facts("  Downloading flash_attn-2.8.3.post2.tar.gz (8.5 MB)").sdist
+'flash_attn'
 >>> launch_facts("model = AutoModelForCausalLM.from_pretrained(sys.argv[1])") is None
 True
 """
@@ -21,17 +24,24 @@ import re
 
 from diagnose.model import Facts
 
+# values become words of fix commands a person pastes: only plain path / id characters are taken
 # a quoted value after `'model': `, `model=`, `model_path=`, `from_pretrained(`; or a command line's --model X
 QUOTED_MODEL = re.compile(
-    r"""(?:['"]model(?:_path)?['"]\s*:\s*|\bmodel(?:_path|_name_or_path)?=|from_pretrained\(\s*)(['"])(?P<m>[^'"\s]{1,200})\1"""
+    r"""(?:['"]model(?:_path)?['"]\s*:\s*|\bmodel(?:_path|_name_or_path)?=|from_pretrained\(\s*)(['"])(?P<m>[\w./~:@+-]{1,200})\1"""
 )
-FLAG_MODEL = re.compile(r"(?:^|\s)--model(?:-path)?[ =](?P<m>[^\s'\"-][^\s'\"]{0,199})")
-MODULE_FRAME = re.compile(r'^\s*File "(?P<s>[^"<>]{1,300}\.py)", line \d+, in <module>')
+FLAG_MODEL = re.compile(r"(?:^|\s)--model(?:-path)?[ =](?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
+MODULE_FRAME = re.compile(r'^\s*File "(?P<s>[\w./~+-]{1,300}\.py)", line \d+, in <module>')
+# pip fetching a source distribution, the one a failed build is of: `Downloading flash_attn-2.8.3.post2.tar.gz (8.5 MB)`
+SDIST = re.compile(r"^\s*(?:Downloading|Using cached) (?:\S*/)?(?P<p>[A-Za-z0-9][\w.]{0,80}?)-\d[\w.+!-]*\.(?:tar\.gz|zip)\b")
+UV_BUILD = re.compile(r"Failed to build `(?P<p>[A-Za-z0-9][\w.-]{0,80}?)(?: @ |==|`)")
 NOT_A_SCRIPT = ("-packages/", "/lib/python3", "\\lib\\", "runpy")
 
 
 def launch_facts(line: str) -> Facts | None:
-    """The model path or the top-level script one line names, or None."""
+    """The model path, the top-level script or the source distribution one line names, or None."""
+    if ".tar.gz" in line or ".zip" in line or "Failed to build `" in line:
+        m = SDIST.match(line) or UV_BUILD.search(line)
+        return Facts(sdist=m["p"]) if m else None
     if "<module>" in line:
         m = MODULE_FRAME.match(line)
         if m and not any(part in m["s"] for part in NOT_A_SCRIPT):

@@ -135,7 +135,8 @@ def _known_placeholder(name: str, rule: Any) -> bool:
         return rest in ("driver_version", "cuda_driver_version", "compute_capability", "kernel_release", "torch_cuda",
                         "torch_index_url", "gpu_index", "extension", "extension_module", "glibc_version",
                         "torch_release", "torch_of_torchvision", "torchvision_of_old_torch", "python", "python_bin",
-                        "model", "script", "driver_branch")
+                        "model", "script", "driver_branch", "port", "old_torch_index_url", "build_package",
+                        "build_module")
     if head == "groups":
         return any(s.regex and f"(?P<{rest}>" in s.regex for s in rule.signals)
     if head == "compat":

@@ -71,11 +71,13 @@ def run_verify(names: list[str], *, kb: Any = None, python: str | None = None,
 
     kb = kb or api.load_kb()
     rule_ids, inputs = _split(names, kb)
+    rendered: dict[str, list[dict[str, Any]]] = {}
     report = VerifyReport(kb.version, [])
     if inputs:
         diagnosis = api.diagnose(inputs, kb=kb)
         report.skipped.extend(diagnosis.skipped)
         found = [f.rule_id for f in diagnosis.findings]
+        rendered = {f.rule_id: f.verify for f in diagnosis.findings}
         if not found:
             report.skipped.append(Skipped(", ".join(inputs), "the diagnosis names no known failure: nothing of it to verify"))
         rule_ids += [r for r in found if r not in rule_ids]
@@ -84,8 +86,9 @@ def run_verify(names: list[str], *, kb: Any = None, python: str | None = None,
     _say_which_environment(report, interpreter)
     for rule_id in rule_ids:
         subjects = _subjects(kb.rules[rule_id])
-        for step in kb.rules[rule_id].verify:
-            result = run_step(rule_id, step, interpreter, timeout)
+        filled = rendered.get(rule_id, [])
+        for i, step in enumerate(kb.rules[rule_id].verify):
+            result = run_step(rule_id, _filled(step, filled[i] if i < len(filled) else None), interpreter, timeout)
             _prerequisite_absent(result, subjects, interpreter or report.python or "python")
             report.results.append(result)
     return report
@@ -157,6 +160,24 @@ def _interpreter(python: str) -> str:
     return os.path.abspath(found)
 
 
+SHELL_WORD = re.compile(r"[\w./:+=@~,-]*")  # a value from the inputs that cannot change what the shell runs
+
+
+def _filled(step: dict[str, Any], rendered: dict[str, Any] | None) -> dict[str, Any]:
+    """The step as the diagnosis rendered it from the inputs (the port, the model, the venv), when every
+    value it filled in is a plain shell word: a log is untrusted text, and verify runs what it fills."""
+    from diagnose.kb.compiled import PLACEHOLDER
+
+    if not rendered or rendered.get("run") == step["run"]:
+        return step
+    parts = PLACEHOLDER.split(step["run"])  # literal, name, literal, name, ...
+    shape = "".join(re.escape(p) if i % 2 == 0 else "(.*?)" for i, p in enumerate(parts))
+    m = re.fullmatch(shape, rendered["run"], re.S)
+    if m is None or not all(SHELL_WORD.fullmatch(v) for v in m.groups()):
+        return step
+    return {**step, "run": rendered["run"]}
+
+
 def run_step(rule_id: str, step: dict[str, Any], python: str | None, timeout: float) -> StepResult:
     from diagnose.kb.compiled import PLACEHOLDER
     from diagnose.kb.lint import WRITES
@@ -166,8 +187,8 @@ def run_step(rule_id: str, step: dict[str, Any], python: str | None, timeout: fl
     result = StepResult(rule_id, run, command, "not-run", expect=dict(step.get("expect") or {}), note=step.get("note"))
     blank = PLACEHOLDER.search(run) or ANGLE.search(run)
     if blank:
-        result.reason = (f"needs {blank[0]}, a value this command cannot know; verify never fills a command from "
-                         "the inputs: run it by hand with the value")
+        result.reason = (f"needs {blank[0]}, a value the inputs do not give (or not as a plain word): run it by "
+                         "hand with the value")
     elif WRITES.search(run):
         result.reason = "not a read-only command; verify runs only read-only ones"
     elif re.search(r"(?:^|[;&|]\s*)sudo\b", run):

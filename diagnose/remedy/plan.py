@@ -20,7 +20,7 @@ from diagnose.remedy.values import torch_index_url
 
 TORCH_STACK = {"torchvision-torch-mismatch", "torch-extension-abi-mismatch", "pip-resolver-replaced-torch",
                "pip-dependency-conflict"}
-IMPORT_OF = {"sgl-kernel": "sgl_kernel", "sglang-kernel": "sgl_kernel", "vllm": "vllm._C", "xformers": "xformers",
+IMPORT_OF = {"sgl-kernel": "sgl_kernel", "sglang-kernel": "sgl_kernel", "vllm": "vllm._C", "xformers": "xformers._C",
              "flash-attn": "flash_attn", "torchvision": "torchvision", "torchaudio": "torchaudio"}
 
 

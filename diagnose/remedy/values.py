@@ -22,7 +22,7 @@ ANGLE = re.compile(r"(?<![<\w])<[A-Za-z][\w .+-]{0,40}>|/path/to/[\w./-]*")
 EXTENSIONS = [
     (re.compile(r"\bsgl_kernel\b|sgl-kernel"), "sgl-kernel", "sgl_kernel"),
     (re.compile(r"\bflash_attn(?:_2_cuda|_cuda)?\b|flash-attn"), "flash-attn", "flash_attn"),
-    (re.compile(r"\bxformers\b|xFormers"), "xformers", "xformers"),
+    (re.compile(r"\bxformers\b|xFormers"), "xformers", "xformers._C"),  # `import xformers` only warns
     (re.compile(r"\bvllm[./]_C\b|\bvllm\._custom_ops\b|\bvllm_flash_attn\b"), "vllm", "vllm._C"),
     (re.compile(r"\bflashinfer\b"), "flashinfer-python", "flashinfer"),
     (re.compile(r"\bdeepspeed\b"), "deepspeed", "deepspeed"),
@@ -41,6 +41,7 @@ LOOK_UP = {
                                        "torch pin of the sglang / vllm release that ships it (`pip show sglang vllm`)",
     "compat.torch-torchvision.expected": "the torchvision paired with the installed torch: "
                                          "https://github.com/pytorch/vision#installation",
+    "facts.old_torch_index_url": "the index of the torch that was replaced (its +cu / +cpu suffix; none: PyPI)",
     "facts.torch_release": "the installed torch without its +cu / +cpu suffix: `pip show torch | grep ^Version`",
     "facts.torch_of_torchvision": "the torch the installed torchvision was built for: "
                                   "https://github.com/pytorch/vision#installation",
@@ -48,6 +49,9 @@ LOOK_UP = {
     "facts.python": "the serving environment's interpreter: `python -c \"import sys; print(sys.executable)\"` there",
     "facts.python_bin": "the serving environment's bin folder: `python -c \"import sys, os; "
                         "print(os.path.dirname(sys.executable))\"` there",
+    "facts.build_package": "the package whose build failed (pip's `Collecting ...` line above the error)",
+    "facts.build_module": "the import name of the package whose build failed",
+    "facts.port": "the port in the bind error (`ss -ltnp` lists who holds which)",
     "facts.driver_version": "the installed driver: `nvidia-smi --query-gpu=driver_version --format=csv,noheader`",
     "facts.driver_branch": "the installed driver's branch (its first number): `nvidia-smi --query-gpu=driver_version "
                            "--format=csv,noheader`",
@@ -55,7 +59,13 @@ LOOK_UP = {
     "facts.script": "the script that failed (the traceback's first `File \"...\", in <module>` line)",
 }
 PYPI = "https://pypi.org/simple"
-SITE = re.compile(r'File "(?P<prefix>/[^"]+?)/lib/python3\.\d+/site-packages/')
+WORD = re.compile(r"[\w./:+=@~,-]+")  # a value that cannot change what the shell runs
+# the sdist whose build failed, as a failing line names it: pip's pip-install-*/<name>_<hash>/setup.py
+BUILT_PACKAGE = re.compile(r"pip-install-\w+[/\\](?P<p>[A-Za-z0-9][\w.-]{0,80}?)_[0-9a-f]{16,}[/\\]")
+# the port a bind error names: ('127.0.0.1', 8000), 0.0.0.0:8000, [::]:8000, "port 8000"
+PORT_IN_LINE = re.compile(r"\(\s*'[^']*',\s*(\d{2,5})\)|(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\]|\*):(\d{2,5})\b"
+                          r"|\bport[ =:]+(\d{2,5})\b", re.I)
+SITE = re.compile(r'File "(?P<prefix>/[\w./~+-]+?)/lib/python3\.\d+/site-packages/')
 
 
 def torch_index_url(torch: str | None) -> str | None:
@@ -130,6 +140,8 @@ def from_facts(facts: Facts, evidence: list[Evidence], groups: dict[str, str]) -
         values["facts.torch_index_url"] = TORCH_INDEX + "cu" + facts.torch_cuda.replace(".", "")
     elif torch:  # no local tag and no CUDA runtime read: a wheel from PyPI, whose default build it is
         values["facts.torch_index_url"] = PYPI
+    if old := groups.get("groups.old_torch"):  # the torch the resolver replaced, put back from its own index
+        values["facts.old_torch_index_url"] = torch_index_url(old) or PYPI
     if torch:
         values["facts.torch_release"] = torch.split("+", 1)[0]
     if facts.driver_version:
@@ -139,10 +151,16 @@ def from_facts(facts: Facts, evidence: list[Evidence], groups: dict[str, str]) -
         values["facts.gpu_index"] = index
     if prefix := _env_prefix(facts):
         values["facts.python_bin"], values["facts.python"] = f"{prefix}/bin", f"{prefix}/bin/python"
-    if model := groups.get("groups.model") or groups.get("groups.model_path") or facts.model_path:
+    model = groups.get("groups.model") or groups.get("groups.model_path") or facts.model_path
+    if model and WORD.fullmatch(model):  # a value from a log goes into a command a person pastes
         values["facts.model"] = model
     if facts.script:
         values["facts.script"] = facts.script
+    if package := next((m["p"] for e in evidence if (m := BUILT_PACKAGE.search(e.text))), facts.sdist):
+        values["facts.build_package"] = package
+        values["facts.build_module"] = re.sub(r"[-.]", "_", package.lower())
+    if port := next((m[1] or m[2] or m[3] for e in evidence if (m := PORT_IN_LINE.search(e.text))), None):
+        values["facts.port"] = port
     ext = extension(evidence)
     if ext is None and (known := groups.get("compat.extension-torch.package")):
         # the line does not name it (xFormers' "PyTorch X with CUDA Y (you have Z)"): the installed
