@@ -8,6 +8,8 @@ only pasteable with these filled in; the log usually names them once, in a line 
 './tiny-llama-q'
 >>> launch_facts("$ python3 -m fastchat.serve.vllm_worker --model-path /home/tskj/MOD/Qwen/Qwen-7B-Chat").model_path
 '/home/tskj/MOD/Qwen/Qwen-7B-Chat'
+>>> launch_facts("$ vllm serve Qwen/Qwen3-8B --port 8000").model_path
+'Qwen/Qwen3-8B'
 >>> launch_facts('  File "/work/kern/misaligned.py", line 15, in <module>').script
 '/work/kern/misaligned.py'
 >>> launch_facts('  File "/venv/lib/python3.11/site-packages/vllm/entrypoints/cli/main.py", line 7, in <module>') is None
@@ -30,6 +32,8 @@ QUOTED_MODEL = re.compile(
     r"""(?:['"]model(?:_path)?['"]\s*:\s*|\bmodel(?:_path|_name_or_path)?=|from_pretrained\(\s*)(['"])(?P<m>[\w./~:@+-]{1,200})\1"""
 )
 FLAG_MODEL = re.compile(r"(?:^|\s)--model(?:-path)?[ =](?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
+# `vllm serve MODEL ...`: the model is the first word after the subcommand
+SERVE_MODEL = re.compile(r"(?:^|[\s$#>])vllm serve\s+(?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
 MODULE_FRAME = re.compile(r'^\s*File "(?P<s>[\w./~+-]{1,300}\.py)", line \d+, in <module>')
 # pip fetching a source distribution, the one a failed build is of: `Downloading flash_attn-2.8.3.post2.tar.gz (8.5 MB)`
 SDIST = re.compile(r"^\s*(?:Downloading|Using cached) (?:\S*/)?(?P<p>[A-Za-z0-9][\w.]{0,80}?)-\d[\w.+!-]*\.(?:tar\.gz|zip)\b")
@@ -47,6 +51,8 @@ def launch_facts(line: str) -> Facts | None:
         if m and not any(part in m["s"] for part in NOT_A_SCRIPT):
             return Facts(script=m["s"])
         return None
+    if "vllm serve " in line and (m := SERVE_MODEL.search(line)) and not m["m"].startswith("-"):
+        return Facts(model_path=m["m"])
     if "model" not in line:
         return None
     m = QUOTED_MODEL.search(line) or FLAG_MODEL.search(line)

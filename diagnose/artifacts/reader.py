@@ -372,7 +372,8 @@ def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0, empty
         result.skipped.append(Skipped(name, f"cannot read: {exc}"))
         return
     if not head:
-        result.skipped.append(Skipped(name, empty))
+        damage = getattr(stream, "error", None)  # a compressed stream corrupt from its first block
+        result.skipped.append(Skipped(name, damage or empty))
         return
     kind = next((k for magic, k in MAGIC.items() if head.startswith(magic)), None)
     if kind in ("gzip", "bzip2", "xz"):
@@ -381,9 +382,14 @@ def add_stream(result: ReadResult, name: str, stream: Any, depth: int = 0, empty
             return
         add_stream(result, name, Decompressing(buffered, kind, name, result.budget), depth + 1)
         return
+    if kind in ("zip", "zstd"):  # .zip and .zst (.tar.zst) bundles: diagnose/artifacts/archives.py
+        from diagnose.artifacts.archives import add_archive
+
+        add_archive(result, name, buffered, kind, depth)
+        return
     if kind is not None:
         result.skipped.append(
-            Skipped(name, f"{kind}-compressed data: unpack it first (gzip, bzip2, xz and tar are read)")
+            Skipped(name, f"{kind}-compressed data: unpack it first (gzip, bzip2, xz, zstd, zip and tar are read)")
         )
         return
     if _is_tar(head):

@@ -6,6 +6,8 @@ the facts or the table cannot tell; detail says what was compared, for the findi
 
 from __future__ import annotations
 
+import re
+
 from functools import lru_cache
 from typing import Any
 
@@ -93,6 +95,9 @@ def model_type_transformers(
     types = list(facts.model_types)
     if groups.get("model_type"):
         types.insert(0, groups["model_type"])
+    named = model_type_of(table, facts.model_path)
+    if named and named not in types:
+        types.append(named)
     for model_type in types:
         for row in _rows(table):
             if row.get("model_type") != model_type:
@@ -104,6 +109,25 @@ def model_type_transformers(
             detail = f"{model_type} needs transformers >= {needed}; {installed} is installed"
             return state, detail, {"expected": needed}
     return None, "model type not in the table", {}
+
+
+def model_type_of(table: dict[str, Any] | None, model_path: str | None) -> str | None:
+    """The model_type of a well-known checkpoint from its name (the table's `model_names`), or None.
+
+    >>> model_type_of({"model_names": [{"match": "qwen2\\.5-vl", "model_type": "qwen2_5_vl"}]},
+    ...               "/models/Qwen/Qwen2.5-VL-72B-Instruct-AWQ")
+    'qwen2_5_vl'
+    """
+    if not table or not model_path:
+        return None
+    name = model_path.rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
+    for row in table.get("model_names") or []:
+        try:
+            if re.search(str(row.get("match", "")), name, re.IGNORECASE):
+                return str(row.get("model_type")) or None
+        except re.error:
+            return None
+    return None
 
 
 def cuda_driver(table: dict[str, Any] | None, facts: Facts) -> Answer:
