@@ -6,8 +6,6 @@ the facts or the table cannot tell; detail says what was compared, for the findi
 
 from __future__ import annotations
 
-import re
-
 from functools import lru_cache
 from typing import Any
 
@@ -123,9 +121,9 @@ def model_type_of(table: dict[str, Any] | None, model_path: str | None) -> str |
     name = model_path.rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
     for row in table.get("model_names") or []:
         try:
-            if re.search(str(row.get("match", "")), name, re.IGNORECASE):
+            if regex.search(str(row.get("match", "")), name, regex.IGNORECASE, timeout=0.1):
                 return str(row.get("model_type")) or None
-        except re.error:
+        except (regex.error, TimeoutError):
             return None
     return None
 
