@@ -1,5 +1,8 @@
-"""One command timed as a whole process: wall seconds and the peak RSS the kernel accounted to it
-(`wait4`, the same figure as `/usr/bin/time -v`: the largest of the process and its children)."""
+"""One command timed as a whole process: wall seconds, and its peak RSS as GNU time reports it.
+
+The RSS comes from `/usr/bin/time -f %M` and not from this process's own `wait4`: a child forked
+from a large Python starts with the parent's resident pages counted in its high-water mark, which
+`exec` keeps, so `wait4` here would report at least this benchmark's own size."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -27,21 +31,23 @@ def run_once(argv: list[str], out: Path, env: dict[str, str] | None = None,
     """Wall seconds, peak RSS in MB and whether it was stopped at `timeout`; stdout goes to `out`
     (both tools write their whole answer, as a user's redirect would). A tool that fails (exit 2
     or more: rg refusing a pattern, diagnose's usage error) stops the benchmark: its time would lie."""
-    with out.open("wb") as fh:
+    stopped = threading.Event()
+    with out.open("wb") as fh, tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.DEVNULL, env=env)
-        killer = threading.Timer(timeout, proc.kill) if timeout else None
+        proc = subprocess.Popen([gnu_time(), "-f", "%M", "-o", rss.name, *argv], stdout=fh,
+                                stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        killer = threading.Timer(timeout, lambda: (stopped.set(), os.killpg(proc.pid, 9))) if timeout else None
         if killer:
             killer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        code = proc.wait()
         wall = time.perf_counter() - start
         if killer:
             killer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode >= 2:
+        last = (rss.read().strip().splitlines() or ["0"])[-1]
+    if code >= 2 and not stopped.is_set():
         err = subprocess.run(argv, capture_output=True, text=True, env=env).stderr.strip().splitlines()
-        sys.exit(f"realistic: {Path(argv[0]).name} exited {proc.returncode}: {err[-1][:300] if err else ''}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode == -9
+        sys.exit(f"realistic: {Path(argv[0]).name} exited {code}: {err[-1][:300] if err else ''}")
+    return wall, int(last) / 1024 if last.isdigit() else 0.0, stopped.is_set()
 
 
 def best_of(argv: list[str], runs: int, out: Path, env: dict[str, str] | None = None,
@@ -90,21 +96,29 @@ def export_for_rg(path: Path, rg: str) -> dict[str, int]:
     return counts
 
 
-def ripgrep() -> str:
-    """The `rg` on PATH; installed with apt-get when missing and run as root, else a clear exit."""
-    found = shutil.which("rg")
+def tool(command: str, package: str) -> str:
+    """`command` on PATH; installed with apt-get when missing and run as root, else a clear exit."""
+    found = shutil.which(command)
     if found:
         return found
     if os.geteuid() != 0:
-        sys.exit("realistic: ripgrep (rg) is not installed; install it (apt-get install ripgrep, "
-                 "brew install ripgrep, cargo install ripgrep) and run again")
-    print("realistic: installing ripgrep (apt-get install -y ripgrep)", file=sys.stderr)
-    for step in (["apt-get", "install", "-y", "-q", "ripgrep"], ["apt-get", "update", "-q"],
-                 ["apt-get", "install", "-y", "-q", "ripgrep"]):
-        subprocess.run(step, stdout=subprocess.DEVNULL)
-        if shutil.which("rg"):
-            return str(shutil.which("rg"))
-    sys.exit("realistic: apt-get could not install ripgrep; install it by hand and run again")
+        sys.exit(f"realistic: {command} is not installed; install the package {package} "
+                 f"(apt-get install {package}) and run again")
+    print(f"realistic: installing {package} (apt-get install -y {package})", file=sys.stderr)
+    for step in (["apt-get", "install", "-y", "-q", package], ["apt-get", "update", "-q"],
+                 ["apt-get", "install", "-y", "-q", package]):
+        subprocess.run(step, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if shutil.which(command):
+            return str(shutil.which(command))
+    sys.exit(f"realistic: apt-get could not install {package}; install it by hand and run again")
+
+
+def ripgrep() -> str:
+    return tool("rg", "ripgrep")
+
+
+def gnu_time() -> str:
+    return "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else tool("time", "time")
 
 
 @dataclass
