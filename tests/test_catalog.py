@@ -138,6 +138,14 @@ def test_an_xid_the_catalogue_lacks_still_gives_xid_other_with_a_note(kb):
     jsonschema.validate(json.loads(RENDERERS["json"](diagnosis)), schema())
 
 
+def test_an_xid_number_of_5000_digits_is_no_catalogue_row_and_no_exception(kb):
+    """The fuzz campaign's input (issue #16): int() refuses over 4,300 digits."""
+    line = XID_31.replace(": 31,", ": " + "9" * 5000 + ",")
+    assert line != XID_31 and catalog.mentions(kb.catalog, line) == []
+    diagnosis = api.diagnose_texts([("dmesg.log", line + "\n" + XID_31 + "\n")], kb=kb)
+    assert [(n.kind, n.number) for n in diagnosis.findings[0].catalog] == [("xid", 31)]
+
+
 @pytest.mark.parametrize("line", ILLEGAL_ADDRESS)
 def test_cuda_error_700_is_recognised_by_name_message_and_number(kb, line):
     assert catalog.mentions(kb.catalog, line) == [("cuda-error", 700)]

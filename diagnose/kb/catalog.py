@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-XID_LINE = re.compile(r"NVRM: Xid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d+),")
+XID_LINE = re.compile(r"NVRM: Xid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d{1,9}),")  # no int() of 5,000 digits
 ENUM_NAME = re.compile(r"\b(cuda(?:Success|Error[A-Za-z0-9]+)|CUDA_(?:SUCCESS|ERROR_[A-Z0-9_]+))\b")
 GENERIC_WORDS = 4  # a message of fewer words ("out of memory") counts only after a CUDA context
 # what may stand before a bare message or number for it to be a CUDA error (never `cuda runtime
