@@ -364,3 +364,12 @@ def test_odd_versions_in_a_report_and_in_declared_requirements_are_notes(tmp_pat
     said: list[str] = []
     assert conflicts(dists, {"python_version": "3.12"}, said) == []
     assert len(said) == 2 and "not judged" in said[0] and "not a version it can be compared with" in said[1]
+
+
+def test_a_5000_digit_gpu_count_in_nvidia_smi_q_is_no_traceback(tmp_path, kb):
+    real = (H200X2 / "nvidia-smi-q.txt").read_text()
+    stated = next(line for line in real.splitlines() if line.startswith("Attached GPUs"))
+    smi = tmp_path / "nvidia-smi-q.txt"
+    smi.write_text(real.replace(stated, f"Attached GPUs : {HUGE}"))
+    d = preflight([str(smi)], kb=kb, launch="vllm serve Qwen/Qwen3-8B --tensor-parallel-size 4")
+    assert "tp-exceeds-gpu-count" in ids(d)  # the GPUs the file lists still count: 2, not 9...9

@@ -154,7 +154,7 @@ def _unique(items) -> list[str]:  # type: ignore[no-untyped-def]
     return out
 
 
-ATTACHED = re.compile(r"^\s*(?:Attached GPUs\s*:\s*|<attached_gpus>)(\d+)")
+ATTACHED = re.compile(r"^\s*(?:Attached GPUs\s*:\s*|<attached_gpus>)(\d{1,6})(?!\d)")  # no int() of 5,000 digits
 
 
 def _attached_gpus(source: str) -> int:

@@ -81,8 +81,13 @@ def parse_time(text: str) -> Stamp | None:
             h, mi, s, day = int(m["h"]), int(m["m"]), int(m["s"]), int(m["D"])
             frac = g.get("f") or ""
             year = int(g["Y"]) if g.get("Y") else None
+            if not (1 <= month <= 12 and 1 <= day <= 31 and h < 24 and mi < 60 and s < 62):
+                continue  # digits in a date's shape, not a date
             if g.get("z") and year:
-                return _utc(year, month, day, h, mi, s, frac, g["z"])
+                try:
+                    return _utc(year, month, day, h, mi, s, frac, g["z"])
+                except (ValueError, OverflowError):  # 30 February, or an offset past the calendar
+                    continue
             seconds = h * 3600 + mi * 60 + s + (float("0." + frac) if frac else 0.0)
             shown = f"{month:02d}-{day:02d}T{h:02d}:{mi:02d}:{s:02d}" + (f".{frac[:3]}" if frac else "")
             return Stamp(f"{year}-{shown}" if year else f"--{shown}", "wall", (month, day, seconds), year)
