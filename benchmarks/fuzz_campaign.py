@@ -8,7 +8,9 @@ broke the parsers (Unicode digits, non-hex bus ids, 5,000-digit numbers, untermi
 indentation, wrong JSON types, deep nesting), repeated into large inputs now and then, and wrapped
 in gzip / bzip2 / xz / tar / UTF-16 / truncation. Most go through the parsers alone (sniff's
 scanner with the parsers' own exceptions visible); every tenth batch goes through
-api.diagnose_texts, checked for accounting (every input listed) and against the JSON schema.
+api.diagnose_texts, checked for accounting (every input listed) and against the JSON schema, and
+every fifth of those is also redacted and rendered in every format (text, Markdown with its
+timeline, Slack, HTML, SVG).
 """
 
 from __future__ import annotations
@@ -133,6 +135,7 @@ def worker(args: tuple[int, int, int]) -> dict[str, object]:
     from diagnose.artifacts import sniff
     from diagnose.artifacts.reader import ReadResult, add_stream
     from diagnose.errors import InputError
+    from diagnose.redact import redact_diagnosis
     from diagnose.render import RENDERERS
 
     try:
@@ -205,6 +208,11 @@ def worker(args: tuple[int, int, int]) -> dict[str, object]:
                         jsonschema.validate(out, schema)
                     except jsonschema.ValidationError:
                         stats["schema_errors"] = int(stats["schema_errors"]) + 1  # type: ignore[call-overload]
+                if int(stats["pipeline_inputs"]) % (5 * batch) == 0:  # type: ignore[call-overload]
+                    redacted = redact_diagnosis(diagnosis)
+                    for render in RENDERERS.values():
+                        render(redacted)
+                    stats["rendered"] = int(stats.get("rendered", 0)) + 1  # type: ignore[call-overload]
             except InputError:
                 pass
             except Exception as exc:  # MemoryError included (FUZZ_RLIMIT_MB)
@@ -254,8 +262,9 @@ def main() -> None:
                                  "worst_small_s": 0.0, "max_rss_mb": 0.0, "signatures": {}}
     with multiprocessing.get_context("spawn").Pool(args.procs, maxtasksperchild=4) as pool:
         for stats in pool.imap_unordered(worker, tasks):
-            for key in ("inputs", "bytes", "exceptions", "parse_notes", "unaccounted", "schema_errors", "pipeline_inputs"):
-                totals[key] = int(totals[key]) + int(stats[key])  # type: ignore[call-overload]
+            for key in ("inputs", "bytes", "exceptions", "parse_notes", "unaccounted", "schema_errors", "pipeline_inputs",
+                        "rendered"):
+                totals[key] = int(totals.get(key, 0)) + int(stats.get(key, 0))  # type: ignore[call-overload]
             for key in ("worst_s_per_mb", "worst_small_s", "max_rss_mb"):
                 totals[key] = max(float(totals[key]), float(stats[key]))  # type: ignore[arg-type]
             totals.setdefault("slow", []).extend(stats["slow"])  # type: ignore[attr-defined]
