@@ -165,7 +165,8 @@ def _render_step(step: dict[str, Any], values: dict[str, str]) -> dict[str, Any]
     """A fix or verify step with its placeholders filled; what stayed unknown is named, with where
     to look it up, so that no one pastes a `<placeholder>`."""
     out: dict[str, Any] = {k: render_template(v, values) if isinstance(v, str) else v for k, v in step.items()}
-    missing = sorted({n for k, v in step.items() if isinstance(v, str)
+    # what keeps the command from being pasted as it is (a blank in the prose is only read)
+    missing = sorted({n for k, v in step.items() if k == "run" and isinstance(v, str)
                       for n in remedy_values.unresolved(v, out[k], PLACEHOLDER)})
     run = out.get("run")
     if isinstance(run, str):  # a rule's own `<package>`-style blank is a value to fill in as well

@@ -1,9 +1,14 @@
-"""Text for a terminal: the root causes first, each with its evidence, fix and verify commands.
+"""Text for a terminal: the root causes first, each with its evidence, then the plan, fix and verify commands.
 
-Colour only when writing to a terminal and NO_COLOR is unset.
+Prose is wrapped to the terminal's width; commands never are (a `$` line is one line, copyable with a
+triple-click), nor log lines. Where the fix was confirmed is counted, and listed under --explain (and in
+JSON). Colour only when writing to a terminal and NO_COLOR is unset.
 """
 
 from __future__ import annotations
+
+import shutil
+import textwrap
 
 from diagnose.model import Diagnosis, Finding, Plan
 
@@ -12,17 +17,24 @@ SEVERITY_COLOUR = {"critical": "31;1", "high": "31", "medium": "33", "low": "36"
 
 
 class Style:
-    def __init__(self, colour: bool) -> None:
+    def __init__(self, colour: bool, width: int | None = None) -> None:
         self.colour = colour
+        self.width = width or shutil.get_terminal_size((100, 24)).columns
+
+    def wrap(self, text: str, indent: str, hang: str = "") -> list[str]:
+        """Prose wrapped to the width, the first line after `indent`, the rest under it by `hang` more."""
+        return textwrap.wrap(text, max(self.width, 40), initial_indent=indent, subsequent_indent=indent + hang,
+                             break_long_words=False, break_on_hyphens=False) or [indent]
 
     def __call__(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
 
 
 def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, top: int | None = None,
-           predicted: bool = False) -> str:
-    """`predicted`: a preflight, whose findings are failures to come, not causes of one that happened."""
-    s = Style(colour)
+           predicted: bool = False, width: int | None = None) -> str:
+    """`predicted`: a preflight, whose findings are failures to come, not causes of one that happened.
+    `width`: the columns prose is wrapped to (the terminal's when None)."""
+    s = Style(colour, width)
     out: list[str] = []
     findings = diagnosis.findings[:top] if top else diagnosis.findings
     full = max(FULL, top or 0)  # --top N asks for N findings in full
@@ -38,13 +50,19 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
         what = "no known failure found"
     if predicted and not findings and any(sk.source.startswith(("preflight:", "model ")) for sk in diagnosis.skipped):
         what += ", but some checks could not run (see Skipped)"
-    out.append(s(f"diagnose: {what}", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})")
-    if diagnosis.plan:
-        out.append("")
-        out.extend(_plan(diagnosis.plan, s))
-    for finding in findings[:full]:
+    out.extend(s.wrap(s(f"diagnose: {what}", "1") + f" (from {n_inputs} input(s), kb {diagnosis.kb_version})", "", "  "))
+    for i, finding in enumerate(findings[:full]):
         out.append("")
         out.extend(_finding(finding, s, explain=explain))
+        planned = i == 0 and diagnosis.plan is not None
+        if planned:  # the cause and its evidence, then the one plan, then this finding's own steps
+            out.append("")
+            out.extend(_plan(diagnosis.plan, s))  # type: ignore[arg-type]
+            out.append("")
+        out.extend(_remedy(finding, s, explain=explain, after_plan=planned))
+    if not findings[:full] and diagnosis.plan:
+        out.append("")
+        out.extend(_plan(diagnosis.plan, s))
     if len(findings) > full:
         out.append("")
         out.append(s(f"Less likely ({len(findings) - full} more; --top N or --format json for all of them in full):", "1"))
@@ -84,34 +102,37 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
 
 
 def _plan(plan: Plan, s: Style) -> list[str]:
-    """The one remediation for every finding it serves, before the findings themselves."""
+    """The one remediation for every finding it serves."""
     served = sorted({r for ids in plan.serves.values() for r in ids})
-    lines = [s("Plan", "1") + f" (one set of versions for {', '.join(served)}):"]
+    lines = s.wrap(s("Plan", "1") + f" (one set of versions for {', '.join(served)}):", "")
     for name, version in plan.pins.items():
-        lines.append(f"  {name} {version}: {plan.why.get(name, '')} [{', '.join(plan.serves.get(name, []))}]")
+        lines += s.wrap(f"{name} {version}: {plan.why.get(name, '')} [{', '.join(plan.serves.get(name, []))}]", "  ", "  ")
     for note in plan.notes:
-        lines.append(f"  {note}")
+        lines += s.wrap(note, "  ", "  ")
     for step in plan.steps:
         lines.append(f"  $ {step['run']}")
     for conflict in plan.conflicts:
-        lines.append(f"  {s('conflict:', '33')} {conflict}")
+        lines += s.wrap(f"{s('conflict:', '33')} {conflict}", "  ", "  ")
     return lines
 
 
 def _finding(f: Finding, s: Style, indent: str = "", explain: bool = False) -> list[str]:
+    """The cause: what failed, the lines that show it, why this confidence, the symptoms it explains."""
     head = f"{indent}{f.rank}. " if f.rank else f"{indent}- "
     sev = s(f.severity, SEVERITY_COLOUR.get(f.severity, "0"))
-    lines = [f"{head}{s(f.rule_id, '1')}  [{sev}]  confidence {f.confidence:.2f}", f"{indent}   {f.title}"]
-    lines.append(f"{indent}   {f.summary}")
+    lines = [f"{head}{s(f.rule_id, '1')}  [{sev}]  confidence {f.confidence:.2f}"]
+    lines += s.wrap(f.title, f"{indent}   ")
+    lines += s.wrap(f.summary, f"{indent}   ")
     lines.append(f"{indent}   {s('evidence:', '1')}")
-    for e in f.evidence:
+    for e in f.evidence:  # log lines as they are: never wrapped
         where = f"{e.source}:{e.line}" if e.line else e.source
         lines.append(f"{indent}     {s(where, '2')}  {e.text}")
     for reason in f.reasons:
-        lines.append(f"{indent}     {reason}")
+        lines += s.wrap(reason, f"{indent}     ", "  ")
     if explain and f.checks:
         lines.append(f"{indent}   {s('checked:', '1')}")
-        lines.extend(f"{indent}     {check}" for check in f.checks)
+        for check in f.checks:
+            lines += s.wrap(check, f"{indent}     ", "  ")
     if f.symptoms:
         lines.append(f"{indent}   {s('symptoms it explains:', '1')}")
         for sym in f.symptoms:
@@ -120,28 +141,47 @@ def _finding(f: Finding, s: Style, indent: str = "", explain: bool = False) -> l
             lines.append(f"{indent}     -> {sym.rule_id}{where}")
             for nested in sym.symptoms:
                 lines.append(f"{indent}        -> {nested.rule_id}")
-    if indent:
-        return lines
-    lines.append(f"   {s('fix:', '1')}")
+    return lines
+
+
+def _remedy(f: Finding, s: Style, explain: bool = False, after_plan: bool = False) -> list[str]:
+    """The fix and verify steps, commands each on a line of their own; where the fix was confirmed."""
+    label = f"fix, step by step ({f.rule_id}; the plan above comes first):" if after_plan else "fix:"
+    lines = s.wrap(s(label, "1"), "   ", "  ")
     for i, step in enumerate(f.fix, 1):
-        lines.append(f"     {i}. {step['step']}")
+        lines += s.wrap(f"{i}. {step['step']}", "     ", "   ")
         if step.get("run"):
             lines.append(f"        $ {step['run']}")
         if step.get("look_up"):
-            lines.append(f"        {s('fill in:', '33')} {step['look_up']}")
+            lines += s.wrap(f"{s('fill in:', '33')} {step['look_up']}", "        ", "  ")
         if step.get("caution"):
-            lines.append(f"        {s('caution:', '33')} {step['caution']}")
+            lines += s.wrap(f"{s('caution:', '33')} {step['caution']}", "        ", "  ")
     lines.append(f"   {s('verify:', '1')}")
     for v in f.verify:
         expect = v.get("expect") or {}
         want = ", ".join(f"{k.replace('_', ' ')} {val}" for k, val in expect.items())
         lines.append(f"     $ {v['run']}")
-        if want:
+        if want:  # on its own line: a triple-click on the command copies the command alone
             lines.append(f"       expect: {want}")
+        if v.get("look_up"):
+            lines += s.wrap(f"{s('fill in:', '33')} {v['look_up']}", "       ", "  ")
     if f.verified_by and explain:
-        lines.append(f"   {s('verified by:', '1')} " + "; ".join(f.verified_by))
+        lines.append(f"   {s('verified by:', '1')}")
+        for source in f.verified_by:
+            lines += s.wrap(readable_source(source), "     - ", "  ")
     elif f.verified_by:
-        lines.append(f"   {s('verified by:', '1')} {len(f.verified_by)} source(s) where this fix worked (--explain lists them)")
+        lines += s.wrap(f"{s('verified by:', '1')} {len(f.verified_by)} source(s) where this fix worked "
+                        "(--explain lists them)", "   ", "  ")
     if f.references:
-        lines.append(f"   {s('references:', '1')} " + " ".join(f.references))
+        lines.append(f"   {s('references:', '1')}")
+        lines.extend(f"     {ref}" for ref in f.references)  # one URL a line, never broken
     return lines
+
+
+def readable_source(source: str) -> str:
+    """Where a fix was confirmed, for a reader: a seed document's internal file name says nothing to
+    them, so a seed is named by what it is, with its note; URLs and reproductions stay as they are."""
+    if source.startswith("seed "):
+        _, _, note = source.partition(" (")
+        return "the deployment report this rule was written from" + (f": {note.removesuffix(')')}" if note else "")
+    return source
