@@ -1,0 +1,1 @@
+docker pull nvcr.io/nvidia/digits:18.01

@@ -1,0 +1,1 @@
+python -m vllm.entrypoints.openai.api_server --port=5000 --host=0.0.0.0 --model meta-llam a/Llama-2-13b-chat-hf --tokenizer=hf-internal-testing/llama-tokenizer --tensor-parallel-size=1 --seed 1234 --max-num-batched-tokens=4096
