@@ -20,6 +20,7 @@ that cannot run here is reported as skipped, with why. Nothing outside /tmp is t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from remediation_cases import CASES, Case  # noqa: E402
 
 DIAGNOSE = [sys.executable, "-m", "diagnose"]
+RESULTS = Path(os.environ.get("REMEDY_RESULTS", tempfile.gettempdir())) / "remedy-results"
 
 
 @dataclass
@@ -73,23 +75,27 @@ def _without(directory: str, hidden: str, cwd: Path) -> str:
     return str(shadow)
 
 
-def remedy_commands(diagnosis: dict, case: Case) -> list[str]:  # type: ignore[type-arg]
-    """What a person pastes: the plan, else the first install step with nothing left to fill in; for a
-    changed call, the first printed step with nothing left to fill in that makes the change."""
-    steps = [s for s in diagnosis["findings"][0]["fix"] if s.get("run") and not s.get("unresolved")]
+def remedy_commands(diagnosis: dict, case: Case) -> tuple[list[str], bool]:  # type: ignore[type-arg]
+    """What a person pastes: the plan, else the first install step with nothing left to fill in. For a
+    changed call: whether a printed step names the change (`fix_says`), and its command when it has
+    nothing left to fill in."""
+    fix = diagnosis["findings"][0]["fix"]
+    steps = [s for s in fix if s.get("run") and not s.get("unresolved")]
     if case.fix_says:
-        return [s["run"].split("   #")[0].strip() for s in steps if case.fix_says in s["run"]][:1]
+        says = [s for s in fix if case.fix_says in s.get("run", "") + s.get("step", "")]
+        runnable = [s["run"].split("   #")[0].strip() for s in says if s in steps]
+        return runnable[:1], bool(says)
     if diagnosis.get("plan"):
-        return [s["run"] for s in diagnosis["plan"]["steps"][:1]]
+        return [s["run"] for s in diagnosis["plan"]["steps"][:1]], True
     for step in steps:
         if re.search(r"\bpip3? install\b|ensurepip", step["run"]):
-            return [step["run"].split("   #")[0].strip()]
-    return []
+            return [step["run"].split("   #")[0].strip()], True
+    return [], False
 
 
 def _setup(case: Case, venv: Path, work: Path, out: Outcome) -> bool:
-    args = [*case.venv_args, *(["--system-site-packages"] if case.gpu else [])]
-    subprocess.run([sys.executable, "-m", "venv", *args, str(venv)], check=True)
+    if not case.gpu:  # the GPU host's own environment holds its CUDA torch; nothing can be installed there
+        subprocess.run([sys.executable, "-m", "venv", *case.venv_args, str(venv)], check=True)
     for name, text in case.files.items():
         (work / name).parent.mkdir(parents=True, exist_ok=True)
         (work / name).write_text(text)
@@ -110,6 +116,11 @@ def _diagnose(case: Case, venv: Path, work: Path, failing: subprocess.CompletedP
         (work / "pip-freeze.txt").write_text(freeze)
         inputs.append(str(work / "pip-freeze.txt"))
     proc = subprocess.run([*DIAGNOSE, "--format", "json", "--exit-zero", *inputs], capture_output=True, text=True)
+    kept = RESULTS / case.name  # what the failing program printed and what diagnose said, kept after the venv goes
+    kept.mkdir(parents=True, exist_ok=True)
+    for path in inputs:
+        shutil.copy(path, kept / Path(path).name)
+    (kept / "diagnosis.json").write_text(proc.stdout)
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
@@ -119,7 +130,7 @@ def run_case(case: Case, root: Path) -> Outcome:
     if case.needs_torch and not any(Path(d).glob("torch-*.whl") for d in ("/opt/wheels",) if Path(d).is_dir()):
         out.steps["setup"] = "skipped: no torch wheel in the machine's wheel cache (/opt/wheels)"
         return out
-    venv, work = root / "venv", root / "work"
+    venv, work = (Path(sys.prefix) if case.gpu else root / "venv"), root / "work"
     work.mkdir(parents=True)
     holder = None
     try:
@@ -136,31 +147,41 @@ def run_case(case: Case, root: Path) -> Outcome:
         diagnosis = _diagnose(case, venv, work, failing)
         first = diagnosis["findings"][0]["rule_id"] if diagnosis["findings"] else "(nothing)"
         out.steps["named first"] = "pass" if first == case.cause else f"fail: {first}"
-        commands = remedy_commands(diagnosis, case) if diagnosis["findings"] else []
-        if not commands:
-            out.steps["fix applied"] = "fail: no fix command without a value left to fill in"
+        commands, says = remedy_commands(diagnosis, case) if diagnosis["findings"] else ([], False)
+        if not says:
+            out.steps["fix applied"] = (f"fail: no printed step says {case.fix_says!r}" if case.fix_says
+                                        else "fail: no fix command without a value left to fill in")
             return out
+        printed = ""
         for command in commands:
             out.applied.append(command)
             applied = sh(command, venv, work, hide=case.hide)
+            printed += applied.stdout + applied.stderr
             if applied.returncode != 0:
                 out.steps["fix applied"] = f"fail: {command}: {(applied.stderr or applied.stdout).strip().splitlines()[-1:]}"
                 return out
         out.steps["fix applied"] = "pass"
-        verify = subprocess.run([*DIAGNOSE, "verify", case.cause, "--python", str(venv / "bin" / "python"),
+        if case.locates:
+            out.steps["the printed step locates the fault"] = ("pass" if re.search(case.locates, printed)
+                                                                else f"fail: no {case.locates!r} in its output")
+        python = sys.executable if case.gpu else str(venv / "bin" / "python")
+        verify = subprocess.run([*DIAGNOSE, "verify", case.cause, "--python", python,
                                  "--format", "json", *_verify_inputs(work)], capture_output=True, text=True, cwd=work,
                                 env={**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"})
         report = json.loads(verify.stdout)
         ran = [r for r in report["results"] if r["status"] != "not-run" and r["rule_id"] == case.cause]
         failed = [r["command"] for r in ran if r["status"] == "fail"]
         out.steps["verify"] = "pass" if ran and not failed else f"fail: {failed or 'nothing ran'}"
+        if case.locates:  # the fault is the program's own: nothing printed can make it work
+            return out
         again = sh(case.after or case.program, venv, work, hide=case.hide)
         out.steps["works after the fix"] = ("pass" if again.returncode in case.works
                                             else f"fail: {(again.stderr or again.stdout).strip()[-200:]}")
         return out
     finally:
-        if holder is not None and holder.poll() is None:
-            os.killpg(holder.pid, 15)
+        if holder is not None:  # its whole process group: the shell may be gone and its server not
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(holder.pid, 15)
         out.seconds = round(time.monotonic() - start, 1)
 
 

@@ -33,13 +33,27 @@ SPM_TRAIN = (
     "import sentencepiece as spm, random, os; os.makedirs('llamadir', exist_ok=True);"
     "random.seed(0); w = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];"
     "open('corpus.txt', 'w').write(chr(10).join(' '.join(random.choice(w) for _ in range(12)) for _ in range(400)));"
-    "spm.SentencePieceTrainer.train(input='corpus.txt', model_prefix='llamadir/tokenizer', vocab_size=40,"
+    "spm.SentencePieceTrainer.train(input='corpus.txt', model_prefix='llamadir/tokenizer', vocab_size=30,"
     " model_type='unigram');"
     "open('llamadir/tokenizer_config.json', 'w').write('{\"tokenizer_class\": \"LlamaTokenizer\"}')"
 )
 LOAD_TOKENIZER = "from transformers import AutoTokenizer\nt = AutoTokenizer.from_pretrained('llamadir')\nprint(type(t).__name__, t('alpha beta')['input_ids'])\n"
 HEALTH_APP = "from fastapi import FastAPI\napp = FastAPI()\n\n\n@app.get('/health')\ndef health():\n    return {'ok': True}\n"
 UVICORN = "timeout 6 uvicorn app:app --host 127.0.0.1 --port 18000"
+FORK = (
+    "import multiprocessing as mp\nimport torch\n\n\ndef child():\n    print(torch.randn(8, device='cuda').sum().item())\n\n\n"
+    "if __name__ == '__main__':\n    torch.randn(8, device='cuda')\n    p = mp.get_context('fork').Process(target=child)\n"
+    "    p.start()\n    p.join()\n    raise SystemExit(p.exitcode)\n"
+)
+RANKS = (
+    "import os\nimport torch\n\nrank = int(os.environ['LOCAL_RANK'])\ntorch.cuda.set_device(rank)\n"
+    "print(rank, torch.ones(1, device='cuda').item())\n"
+)
+OOB = (
+    "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\ndef poke(p):\n"
+    "    tl.store(p + (1 << 34), 1.0)\n\n\nx = torch.zeros(16, device='cuda')\npoke[(1,)](x)\ntorch.cuda.synchronize()\n"
+)
+LOAD_FA2_GPU = LOAD_FA2.replace("torch_dtype=torch.bfloat16)", "dtype=torch.bfloat16, device_map='cuda')")
 
 
 @dataclass
@@ -57,7 +71,8 @@ class Case:
     background: str | None = None  # started before the program (its pid in holder.pid), stopped at the end
     inputs: list[str] = field(default_factory=list)  # logs the setup wrote that diagnose reads too (an install log)
     works: tuple[int, ...] = (0,)  # exit codes of a program that works (124: a server still up at its timeout)
-    gpu: bool = False
+    gpu: bool = False  # runs in the GPU host's own environment (no venv: nothing can be installed there)
+    locates: str | None = None  # a bug in the program itself: the printed step must find it (this in its output)
 
 
 CASES = [
@@ -91,11 +106,12 @@ CASES = [
          "python load_tok.py", files={"load_tok.py": LOAD_TOKENIZER}),
     Case("second-uvicorn-on-a-held-port", "port-in-use",
          ["pip install -q uvicorn fastapi"], UVICORN, files={"app.py": HEALTH_APP},
-         background="uvicorn app:app --host 127.0.0.1 --port 18000",
-         fix_says="ss -ltnp 'sport = :18000'",
-         after="kill $(cat holder.pid); sleep 1; " + UVICORN, works=(124,)),
-    Case("torch-scatter-in-an-isolated-build", "build-isolation-missing-torch",
-         ["pip install -q -U pip==25.1.1", "pip install -q torch==2.13.0+cpu"], "pip install torch-scatter==2.1.2",
+         background="exec uvicorn app:app --host 127.0.0.1 --port 18000",
+         fix_says="ss -ltnp 'sport = :18000'",  # then stop the leftover it lists, by its pid, and start again
+         after="kill $(ss -Hltnp 'sport = :18000' | grep -o 'pid=[0-9]*' | cut -d= -f2); sleep 1; " + UVICORN,
+         works=(124,)),
+    Case("torchsort-in-an-isolated-build", "build-isolation-missing-torch",
+         ["pip install -q -U pip==25.1.1", "pip install -q torch==2.13.0+cpu"], "pip install torchsort==0.1.9",
          needs_torch=True),
     Case("torchvision-0.28-over-torch-2.14", "torchvision-torch-mismatch",
          ["pip install -q torch==2.14.1", "pip install -q --no-deps torchvision==0.28.0"],
@@ -108,4 +124,16 @@ CASES = [
     Case("xformers-for-torch-2.9-under-torch-2.14", "torch-extension-abi-mismatch",
          ["pip install -q torch==2.14.1", "pip install -q --no-deps xformers==0.0.33.post2"],
          "python -c \"import xformers; assert xformers._has_cpp_library, 'xFormers C++ extensions not loaded'\""),
+    # the GPU host (torch 2.11.0+cu130, transformers 5.17, no network): python benchmarks/remediation.py --gpu
+    Case("cuda-tensor-then-fork", "cuda-fork-reinit", [], "python fork_mp.py", files={"fork_mp.py": FORK}, gpu=True,
+         fix_says='set_start_method("spawn"', after="sed \"s/get_context('fork')/get_context('spawn')/\" fork_mp.py > "
+         "spawn_mp.py && python spawn_mp.py"),
+    Case("flash-attention-2-on-an-h200-without-flash-attn", "flash-attn-missing", [f'python -c "{TINY_LLAMA}"'],
+         "python load_fa2.py", files={"load_fa2.py": LOAD_FA2_GPU}, gpu=True, fix_says="attn_implementation='sdpa'",
+         after="sed s/flash_attention_2/sdpa/ load_fa2.py > load_sdpa.py && python load_sdpa.py"),
+    Case("two-ranks-on-one-gpu", "tp-exceeds-gpu-count", ["nvidia-smi > nvidia-smi.txt"],
+         "torchrun --nproc_per_node 2 ranks.py", files={"ranks.py": RANKS}, inputs=["nvidia-smi.txt"], gpu=True,
+         fix_says="--tensor-parallel-size 1", after="torchrun --nproc_per_node 1 ranks.py"),
+    Case("triton-store-out-of-bounds", "cuda-illegal-memory-access", [], "python oob.py", files={"oob.py": OOB},
+         gpu=True, fix_says="compute-sanitizer", locates=r"Invalid __global__ write"),
 ]

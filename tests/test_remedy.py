@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -141,3 +142,29 @@ def test_a_preflight_that_could_not_run_what_it_was_asked_does_not_exit_clean(tm
     out = proc.stdout.decode()
     assert "the launch runs vllm, which the environment checked does not have" in out
     assert "no GPU facts" in out
+
+
+def test_a_build_without_torch_reinstalls_the_package_that_failed_and_verifies_that_one(kb):
+    for case in ("build-isolation-missing-torch--repro-pip-25.1.1", "build-isolation-missing-torch--repro-uv-0.13.9"):
+        first = api.diagnose([str(FIXTURES / case)], kb=kb).findings[0]
+        assert first.rule_id == "build-isolation-missing-torch"
+        runs = _runs(first)
+        assert re.search(r"pip install flash[-_]attn --no-build-isolation", runs), runs
+        assert "import torch, flash_attn;" in runs and "<build_package>" not in runs
+
+
+def test_the_torch_the_resolver_replaced_is_put_back_from_its_own_index_with_its_torchvision(kb):
+    case = FIXTURES / "pip-resolver-replaced-torch--combined-uv-install-then-sgl-kernel"
+    first = api.diagnose([str(case)], kb=kb).findings[0]
+    assert first.rule_id == "pip-resolver-replaced-torch"
+    step = next(s["run"] for s in first.fix if "torch==2.13.0+cpu" in s.get("run", ""))
+    # uv replaced torch 2.13.0+cpu: back from the CPU index, with the torchvision of torch 2.13 (0.28)
+    assert step.count("--index-url https://download.pytorch.org/whl/cpu") == 2 and "cu128" not in step
+    assert '"torchvision==0.28.*"' in step
+
+
+def test_the_launch_that_asks_for_more_ranks_than_gpus_is_given_the_gpu_count(kb):
+    smi = FIXTURES / "healthy" / "host-h200x2-nvidia-smi-580"
+    first = api.diagnose([str(smi), str(FIXTURES / "tp-exceeds-gpu-count--repro-h200-set-device")], kb=kb).findings[0]
+    assert first.rule_id == "tp-exceeds-gpu-count"
+    assert "vllm serve x --tensor-parallel-size 2" in _runs(first)  # x: the --model-path of the launch

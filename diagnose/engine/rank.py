@@ -170,7 +170,8 @@ def _render_step(step: dict[str, Any], values: dict[str, str]) -> dict[str, Any]
                       for n in remedy_values.unresolved(v, out[k], PLACEHOLDER)})
     run = out.get("run")
     if isinstance(run, str):  # a rule's own `<package>`-style blank is a value to fill in as well
-        missing += [b for b in remedy_values.ANGLE.findall(run) if b not in missing
+        shell_defaults = re.sub(r"\$\{[^}]*\}", "", run)  # ${CUDA_VISIBLE_DEVICES-<unset>} is no blank
+        missing += [b for b in remedy_values.ANGLE.findall(shell_defaults) if b not in missing
                     and f"<{b.strip('<>')}>" not in {f"<{n.rsplit('.', 1)[-1]}>" for n in missing}]
     if missing:
         out["unresolved"] = missing

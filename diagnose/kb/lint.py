@@ -136,7 +136,7 @@ def _known_placeholder(name: str, rule: Any) -> bool:
                         "torch_index_url", "gpu_index", "extension", "extension_module", "glibc_version",
                         "torch_release", "torch_of_torchvision", "torchvision_of_old_torch", "python", "python_bin",
                         "model", "script", "driver_branch", "port", "old_torch_index_url", "build_package",
-                        "build_module")
+                        "build_module", "gpu_count")
     if head == "groups":
         return any(s.regex and f"(?P<{rest}>" in s.regex for s in rule.signals)
     if head == "compat":

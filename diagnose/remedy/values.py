@@ -51,6 +51,7 @@ LOOK_UP = {
                         "print(os.path.dirname(sys.executable))\"` there",
     "facts.build_package": "the package whose build failed (pip's `Collecting ...` line above the error)",
     "facts.build_module": "the import name of the package whose build failed",
+    "facts.gpu_count": "the GPUs this host shows: `nvidia-smi -L | wc -l` (with CUDA_VISIBLE_DEVICES as the server has it)",
     "facts.port": "the port in the bind error (`ss -ltnp` lists who holds which)",
     "facts.driver_version": "the installed driver: `nvidia-smi --query-gpu=driver_version --format=csv,noheader`",
     "facts.driver_branch": "the installed driver's branch (its first number): `nvidia-smi --query-gpu=driver_version "
@@ -149,6 +150,8 @@ def from_facts(facts: Facts, evidence: list[Evidence], groups: dict[str, str]) -
     pci = groups.get("groups.pci") or next((x.pci for x in facts.xids if x.pci), None)
     if index := (gpu_index(facts, pci) or _pci_bus_id(pci)) if pci else _only_gpu(facts):
         values["facts.gpu_index"] = index
+    if facts.gpus:
+        values["facts.gpu_count"] = str(len(facts.gpus))
     if prefix := _env_prefix(facts):
         values["facts.python_bin"], values["facts.python"] = f"{prefix}/bin", f"{prefix}/bin/python"
     model = groups.get("groups.model") or groups.get("groups.model_path") or facts.model_path
