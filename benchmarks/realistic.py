@@ -89,14 +89,17 @@ def main() -> None:
     ap.add_argument("--at", metavar="REV", help="measure this commit's diagnose/ and rules/ (a snapshot run by "
                     "the venv's Python) instead of the installed command on the checkout as it is")
     args = ap.parse_args()
-    size, runs = (parse_size("20M"), 1) if args.quick else (parse_size(args.size), args.runs)
+    try:
+        size, runs = (parse_size("20M"), 1) if args.quick else (parse_size(args.size), args.runs)
+    except ValueError as e:
+        ap.error(str(e))
     names = [n.strip() for n in args.mixes.split(",") if n.strip()]
     if unknown := [n for n in names if n not in MIXES]:
         ap.error(f"no such mix: {', '.join(unknown)} (the mixes: {', '.join(MIXES)})")
     rg = ripgrep()
     args.cache = args.cache.resolve()
     args.cache.mkdir(parents=True, exist_ok=True)
-    cmd = at_commit(ROOT, VENV_BIN, args.at, args.cache) if args.at else installed(ROOT, VENV_BIN)
+    cmd = at_commit(ROOT, VENV_BIN, args.at, args.cache) if args.at else installed(ROOT, VENV_BIN, args.cache)
     if args.at:
         sys.path.insert(0, str(cmd.rules.parent))  # the snapshot's KB is the one exported for rg
     patterns = args.cache / "patterns.txt"

@@ -143,10 +143,17 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def installed(root: Path, venv_bin: Path) -> Diagnose:
+def own_cache(cache: Path) -> dict[str, str]:
+    """The compiled KB and prefilter databases in a cache of the benchmark's own: the shared one
+    keeps the newest few KBs, so anyone's runs of other code in between would evict the warm one
+    and a timed run would compile it again."""
+    return {**os.environ, "DIAGNOSE_CACHE_DIR": str(cache / "diagnose-cache")}
+
+
+def installed(root: Path, venv_bin: Path, cache: Path) -> Diagnose:
     dirty = git(root, "status", "--porcelain", "--untracked-files=no", "--", "diagnose", "rules")
     label = git(root, "rev-parse", "--short", "HEAD") + (" + uncommitted diagnose/ edits" if dirty else "")
-    return Diagnose([str(venv_bin / "diagnose")], None, label, root / "rules")
+    return Diagnose([str(venv_bin / "diagnose")], own_cache(cache), label, root / "rules")
 
 
 def at_commit(root: Path, venv_bin: Path, rev: str, cache: Path) -> Diagnose:
@@ -157,5 +164,5 @@ def at_commit(root: Path, venv_bin: Path, rev: str, cache: Path) -> Diagnose:
         archive = subprocess.Popen(["git", "-C", str(root), "archive", sha, "diagnose", "rules"], stdout=subprocess.PIPE)
         subprocess.run(["tar", "-x", "-C", str(tree)], stdin=archive.stdout, check=True)
         archive.wait()
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**own_cache(cache), "PYTHONPATH": str(tree)}
     return Diagnose([str(venv_bin / "python"), "-m", "diagnose"], env, sha, tree / "rules")
