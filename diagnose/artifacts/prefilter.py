@@ -43,7 +43,9 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"^[A-Za-z0-9][A-Za-z0-9._-]* @ \S+$", 0),
     (r"^-e \S+", 0),
     (r"^\[(?:pip3?|conda)\]", 0),
-    (r"NVRM|Linux version|^Linux \S+ \d|/sys/module/|\"model_type\"", 0),
+    # the lines host.line_facts reads a fact from (an Xid, the module's version, the kernel release ...);
+    # other NVRM lines reach the matcher only through a signal of their own
+    (r"NVRM: Xid|NVIDIA UNIX|Linux version|^Linux \S+ \d|/sys/module/|\"model_type\"", 0),
     (r"^(?:export )?(?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_\w+=", 0),
     (r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+==", 0),
     (pylog.ERRORISH_PATTERN, 0),

@@ -90,6 +90,8 @@ BLOCKS: dict[str, Block] = {
         hint=("Collecting environment", "PyTorch version", "Python")),
 }
 SEGMENT_KIND = {"traceback": "server-log"}  # tracebacks are reported as part of their log
+MAX_SEGMENTS = 64  # parts of one input reported by kind; the rest of the input is one "mixed" part
+MIXED = "mixed"
 MAX_BLOCK = 4000  # lines of one structured block kept for its parser
 MAX_FAILURE_NOTES = 5
 MAX_NOTES = 12  # notes about one input (the rest counted), on each of its segments up to MAX_NOTED_SEGMENTS,
@@ -133,6 +135,13 @@ class _Scanner:
         segments = self.result.segments
         if segments and (blank or segments[-1].kind == kind):
             segments[-1].lines += 1
+            return
+        if len(segments) >= MAX_SEGMENTS:  # kinds interleaved line by line (a busy kernel log, a crafted input)
+            last = segments[-1]
+            if last.kind != MIXED:
+                segments.append(InputSummary(self.source.name, MIXED, 1, first_line=lineno))
+            else:
+                last.lines += 1
             return
         segments.append(InputSummary(self.source.name, kind, 1, first_line=lineno))
 
