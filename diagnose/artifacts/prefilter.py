@@ -52,7 +52,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (ANSI_PATTERN, 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
 ]
-FORM = 2  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
+FORM = 3  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
 LEADING_FLAGS = regex.compile(r"^\(\?([aiLmsux]+)\)")
 
 
@@ -147,7 +147,7 @@ class Prefilter:
                 flags |= hyperscan.HS_FLAG_CASELESS
             if "s" in m[1]:
                 flags |= hyperscan.HS_FLAG_DOTALL
-        pattern = strip_anchors(pattern, start=r"\n")
+        pattern = trim_tail(strip_anchors(pattern, start=r"\n"))
         flags |= hyperscan.HS_FLAG_UTF8 if any(ord(c) > 127 for c in pattern) else 0
         return pattern.encode("utf-8"), flags
 
@@ -272,6 +272,36 @@ def strip_anchors(pattern: str, start: str = "") -> str:
         out.append(c)
         i += 1
     return "".join(out)
+
+
+TAIL_ATOM = regex.compile(r"(?:\\[dDwWsS]|\.|\[(?:\\.|[^\]\\])+\])(?:[*+?]|\{\d*(?:,\d*)?\})\Z")
+
+
+def trim_tail(pattern: str) -> str:
+    """Drop a trailing repeated atom (`\\d+`, `\\S*`, `[^)]{0,80}`), keeping one of it where at
+    least one is needed: the line still matches (a prefix of the match), and Hyperscan, which
+    reports every end offset, reports one per line instead of one per character.
+
+    >>> trim_tail(r'File "[^"\\n]+", line \\d+')
+    'File "[^"\\\\n]+", line \\\\d'
+    >>> trim_tail(r"Killed\\s*")
+    'Killed'
+    >>> trim_tail(r"(?:a|b\\d+)")
+    '(?:a|b\\\\d+)'
+    """
+    for _ in range(4):
+        m = TAIL_ATOM.search(pattern)
+        if not m or m.start() == 0 or pattern[m.start() - 1] == "\\":
+            return pattern
+        atom = regex.sub(r"(?:[*+?]|\{\d*(?:,\d*)?\})\Z", "", m[0])
+        quantifier = m[0][len(atom):]
+        at_least_one = quantifier == "+" or (quantifier.startswith("{") and not quantifier.startswith(("{0", "{,")))
+        if at_least_one:
+            return pattern[: m.start()] + atom
+        if pattern[: m.start()].endswith(("|", "(", ":")):  # the alternative would match the empty string
+            return pattern
+        pattern = pattern[: m.start()]
+    return pattern
 
 
 def _scoped(pattern: str) -> str:
