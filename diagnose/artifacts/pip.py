@@ -25,7 +25,7 @@ LIST_ROW = regex.compile(rf"^({NAME})\s+(\d[\w.+!-]*)(?:\s+\S.*)?$")
 LIST_HEADER = regex.compile(r"^Package\s+Version\b")
 # a `pip list` row without its header (`pip list | grep torch`): name, two or more spaces, a dotted
 # version, nothing else but an editable project's location
-HEADERLESS_ROW = regex.compile(rf"^({NAME}) {{2,}}(\d+\.\d+[\w.+!-]*)(?: {{2,}}/\S*)?\s*$")
+HEADERLESS_ROW = regex.compile(rf"^({NAME}) {{2,}}(\d++\.\d[\w.+!-]*+)(?: {{2,}}/\S*)?\s*$")  # possessive: linear
 # `[pip3] torch==2.9.1` in collect_env; `[conda] torch 2.9.1 pypi_0 pypi`
 COLLECT_ENV = regex.compile(rf"^\[(?:pip3?|conda)\]\s+({NAME})(?:==|\s+)(\d[\w.+!-]*)")
 # install logs: pip's `Successfully installed a-1.0 b-2.0`, uv's ` + torch==2.10.0`
