@@ -27,6 +27,18 @@ REQUEST = re.compile(r'"(?:GET|POST) /[^"]*" \d{3}|Prefill batch\.|Decode batch\
 ACCESS_STATUS = re.compile(r'(" )\d{3} [A-Z][A-Za-z ]*$')
 ERROR_CODES = [400, 401, 403, 404, 408, 413, 422, 429, 500, 502, 503, 504]
 KERNEL_FILES = re.compile(r"dmesg|kern|syslog|journal")
+# a kernel line's own prefix, in the forms the fixtures print it: journal / syslog (`... kernel:`),
+# `dmesg -T` (`[Sun Nov 29 19:41:37 2026]`), `dmesg` (`[    0.4995]`); a user-space journal line
+# (`host unit[pid]:` not `kernel:`) is not a kernel line
+KERNEL_PREFIX = re.compile(r"^(?:(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ )?kernel: |\s+(?=NVRM:))?"
+                           r"(?:\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d [\d:]{8} \d{4}\] |\[\s*\d+\.\d+\] )?")
+USER_JOURNAL = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ (?!kernel:)[\w.@-]+(?:\[\d+\])?: ")
+
+
+def as_dmesg(lines: list[str]) -> list[str]:
+    """Kernel lines in one host's `dmesg` form (`[    0.000000] message`; Varier moves the clock
+    on): the fixtures' kernel logs come in four prefixes, and one host's kern.log has one."""
+    return ["[    0.000000] " + KERNEL_PREFIX.sub("", line, count=1) for line in lines if not USER_JOURNAL.match(line)]
 
 
 class Sources:
@@ -64,7 +76,7 @@ class Sources:
     @cached_property
     def kernel(self) -> list[list[str]]:
         paths = [p for p in log_files("*/*") + log_files("healthy/*/*") if KERNEL_FILES.search(p.name)]
-        return self._runs("kernel", paths)
+        return [run for run in map(as_dmesg, self._runs("kernel", paths)) if run]
 
     @cached_property
     def uvicorn(self) -> list[str]:
@@ -113,6 +125,7 @@ class Mix:
     failure: str  # fixtures/<case>/<file>: the one known failure put in
     body: Callable[[Writer, Sources, Mix], None]  # writes the whole log, failure included
     gaps: str = ""
+    recipe: int = 1  # this mix's own recipe version: a changed one rebuilds only this mix
 
     def failure_lines(self) -> list[str]:
         return fixture_lines(FIXTURES / self.failure)
@@ -124,13 +137,13 @@ def build(mix: Mix, target: int, cache: Path, seed: int = 14) -> tuple[Path, dic
     log, meta_path = cache / f"{mix.name}-{target}.log", cache / f"{mix.name}-{target}.json"
     if meta_path.exists() and log.exists():
         meta = json.loads(meta_path.read_text())
-        if meta.get("builder") == BUILDER and meta.get("bytes") == log.stat().st_size:
+        if (meta.get("builder"), meta.get("recipe", 1)) == (BUILDER, mix.recipe) and meta.get("bytes") == log.stat().st_size:
             return log, meta
     src, w = Sources(), Writer(log, target, seed)
     src.seen["failure"] = {mix.failure.split("/")[0]}
     mix.body(w, src, mix)
     w.fh.close()
-    meta = {"mix": mix.name, "what": mix.what, "builder": BUILDER, "seed": seed, "bytes": log.stat().st_size,
+    meta = {"mix": mix.name, "what": mix.what, "builder": BUILDER, "recipe": mix.recipe, "seed": seed, "bytes": log.stat().st_size,
             "lines": w.lines, "failure": mix.failure,
             "fixtures": {pool: sorted(cases) for pool, cases in src.seen.items()}, "gaps": mix.gaps}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")

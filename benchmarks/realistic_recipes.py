@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from realistic_lines import FIXTURES, fixture_lines
-from realistic_mixes import Mix, Sources, Writer, error_access
+from realistic_mixes import Mix, Sources, Writer, as_dmesg, error_access
 
 ASSERT = re.compile(r"Assertion `.*` failed")
 GRID = re.compile(r"(block|thread): \[\d+,\d+,\d+\]")
@@ -55,7 +55,7 @@ def interleaved(w: Writer, src: Sources, mix: Mix) -> None:
 def kernel_heavy(w: Writer, src: Sources, mix: Mix) -> None:
     while not w.near_end:
         w.chunk(src.kernel, most=120)
-    w.put(mix.failure_lines(), w.exact)
+    w.put(as_dmesg(mix.failure_lines()), w.exact)
     while not w.full:
         w.chunk(src.kernel, most=120)
 
@@ -95,11 +95,12 @@ MIXES = {m.name: m for m in [
         "status drawn from 4xx/5xx with its standard phrase); a CUDA OOM near the end",
         "cuda-oom--vllm-17835/server.log", http_errors,
         NO_REQUEST_LINES + "; the fixtures' access lines all say 200, so the status is the varied number"),
-    Mix("kernel-heavy", "dmesg / kern.log / journal lines of every kernel-log fixture (boot, PCI, NVRM, "
-        "clocksource), an Xid 79 fallen-off-the-bus near the end",
+    Mix("kernel-heavy", "the kernel lines of every dmesg / kern.log / syslog / journal fixture (boot, PCI, "
+        "NVRM, GSP, clocksource) as one host's dmesg, an Xid 79 fallen-off-the-bus near the end",
         "xid-fallen-off-bus--open-gpu-kernel-modules-1151/dmesg.log", kernel_heavy,
         "the fixtures hold no AER burst and no docker / veth lines; Xid lines other than the failure's "
-        "are every one some rule's evidence, so they are not noise here"),
+        "are every one some rule's evidence, so they are not noise here; every line is given one `dmesg` "
+        "prefix (the fixtures use four) and user-space journal lines are left out", recipe=2),
     Mix("crash-loop", "a vLLM / SGLang startup, a few requests, a device-side assert burst (64-1024 lines) and "
         "its traceback, a uvicorn shutdown; again, to the size", "device-side-assert--rex-omni-171/server.log",
         crash_loop,
