@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realistic_lines import FIXTURES, ROOT  # noqa: E402
 from realistic_measure import (  # noqa: E402
     Diagnose,
+    answer,
     at_commit,
     best_of,
     export_for_rg,
@@ -49,7 +50,7 @@ def compare(cmd: Diagnose, name: str, size: int, cache: Path, rg: str, patterns:
         argv = cmd("--format", "json", "--exit-zero", str(log))
         first, _, _ = run_once(argv, out, cmd.env, timeout)  # warm: a kind's prefilter database, compiled once
         d = best_of(argv, runs, out, cmd.env, timeout)
-        cause = first_cause(out)
+        cause, inputs = answer(out)
         r = best_of([rg, "--no-unicode", "-n", "-f", str(patterns), str(log)], runs, out, timeout=timeout)
         rg_lines = sum(1 for _ in out.open("rb"))
     return {"mix": name, "mb": round(mb, 1), "lines": meta["lines"], "diagnose_first_run_s": round(first, 2),
@@ -57,7 +58,7 @@ def compare(cmd: Diagnose, name: str, size: int, cache: Path, rg: str, patterns:
             "diagnose_peak_rss_mb": d.peak_rss_mb, "diagnose_timed_out": d.timed_out, "rg_s": r.seconds,
             "rg_mb_s": round(mb / r.seconds, 1), "rg_runs": r.runs, "rg_peak_rss_mb": r.peak_rss_mb,
             "rg_matched_lines": rg_lines, "ratio": round(d.seconds / r.seconds, 1), "expected_first": expected,
-            "first_cause": cause, "right": cause == expected, "fixtures": meta["fixtures"]}
+            "first_cause": cause, "right": cause == expected, "inputs_read": inputs, "fixtures": meta["fixtures"]}
 
 
 def table(rows: list[dict]) -> str:

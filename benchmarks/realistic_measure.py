@@ -61,11 +61,17 @@ def best_of(argv: list[str], runs: int, out: Path, env: dict[str, str] | None = 
 
 
 def first_cause(json_out: Path) -> str | None:
+    return answer(json_out)[0]
+
+
+def answer(json_out: Path) -> tuple[str | None, int]:
+    """The first cause of a `--format json` answer and how many inputs it read the log as."""
     try:
-        findings = json.loads(json_out.read_text())["findings"]
-    except (ValueError, KeyError):
-        return None
-    return findings[0]["rule_id"] if findings else None
+        data = json.loads(json_out.read_text())
+    except ValueError:
+        return None, 0
+    findings = data.get("findings") or []
+    return (findings[0]["rule_id"] if findings else None), len(data.get("inputs") or [])
 
 
 def export_for_rg(path: Path, rg: str) -> dict[str, int]:
