@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -124,7 +125,8 @@ def main() -> None:
     print(f"Small crash log ({s['file']}, {s['lines']} lines), best of {s['runs']}: diagnose {s['diagnose_s']:.3f} s, "
           f"python -c pass {s['python_pass_s']:.3f} s, above Python's start {s['above_python_s']:.3f} s "
           f"(first cause {s['first_cause']}).")
-    out = args.cache / f"results-{size}-{head.split()[0]}.json"
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    out = args.cache / f"results-{size}-{head.split()[0]}-{stamp}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"\n(results: {out})")
 
