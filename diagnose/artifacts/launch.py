@@ -16,6 +16,8 @@ only pasteable with these filled in; the log usually names them once, in a line 
 True
 >>> launch_facts("  Downloading flash_attn-2.8.3.post2.tar.gz (8.5 MB)").sdist
 'flash_attn'
+>>> launch_facts("    AutoModelForCausalLM.from_pretrained('tiny', attn_implementation='flash_attention_2')").model_path
+'tiny'
 >>> launch_facts("model = AutoModelForCausalLM.from_pretrained(sys.argv[1])") is None
 True
 """
@@ -38,6 +40,7 @@ MODULE_FRAME = re.compile(r'^\s*File "(?P<s>[\w./~+-]{1,300}\.py)", line \d+, in
 # pip fetching a source distribution, the one a failed build is of: `Downloading flash_attn-2.8.3.post2.tar.gz (8.5 MB)`
 SDIST = re.compile(r"^\s*(?:Downloading|Using cached) (?:\S*/)?(?P<p>[A-Za-z0-9][\w.]{0,80}?)-\d[\w.+!-]*\.(?:tar\.gz|zip)\b")
 UV_BUILD = re.compile(r"Failed to build `(?P<p>[A-Za-z0-9][\w.-]{0,80}?)(?: @ |==|`)")
+CUES = ("model", "from_pretrained(", "<module>", ".tar.gz", ".zip", "Failed to build `")  # cheap tests first
 NOT_A_SCRIPT = ("-packages/", "/lib/python3", "\\lib\\", "runpy")
 
 
@@ -53,7 +56,7 @@ def launch_facts(line: str) -> Facts | None:
         return None
     if "vllm serve " in line and (m := SERVE_MODEL.search(line)) and not m["m"].startswith("-"):
         return Facts(model_path=m["m"])
-    if "model" not in line:
+    if "model" not in line and "from_pretrained(" not in line:
         return None
     m = QUOTED_MODEL.search(line) or FLAG_MODEL.search(line)
     if m and m["m"] not in ("None", "auto"):
