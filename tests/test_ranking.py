@@ -118,6 +118,17 @@ def test_multi_rank_evidence_names_its_ranks_and_the_earliest(kb):
     assert "ranks in the evidence: 0, 1; the earliest is rank 0 (line 142 of" in reasons
 
 
+def test_a_rank_of_5000_digits_is_no_rank_and_no_exception(kb):
+    """The fuzz campaign's input (issue #16): the real multi-rank log with one rank's number swollen."""
+    case = FIXTURES / "nccl-timeout--repro-h200x2-torchrun"
+    texts = [(p.name, p.read_bytes().replace(b"[rank1]", b"[rank" + b"9" * 5000 + b"]"))
+             for p in case.iterdir() if p.name != "expected.yaml"]
+    assert any(b"9" * 5000 in t for _, t in texts)
+    d = api.diagnose_texts(texts, kb=kb)
+    assert d.findings[0].rule_id == "nccl-timeout"
+    assert "9" * 5000 not in " ".join(d.findings[0].reasons)
+
+
 def test_a_generic_line_alone_does_not_name_a_rare_cause(kb):
     # the line torch prints for every failed cuInit: nvidia-uvm-hmm is one of its causes, not the only one
     line = "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.\n"

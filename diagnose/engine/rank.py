@@ -181,7 +181,7 @@ def _render_step(step: dict[str, Any], values: dict[str, str]) -> dict[str, Any]
     return out
 
 
-RANK = re.compile(r"\[rank(\d+)\]|\[Rank (\d+)\]|\bTP(\d+)\b|\brank (\d+)\b|\brank=(\d+)\b")
+RANK = re.compile(r"\[rank(\d{1,6})\]|\[Rank (\d{1,6})\]|\bTP(\d{1,6})\b|\brank (\d{1,6})\b|\brank=(\d{1,6})\b")
 
 
 def lead_rank(evidence: list[Evidence]) -> str | None:
