@@ -170,5 +170,7 @@ def at_commit(root: Path, venv_bin: Path, rev: str, cache: Path) -> Diagnose:
         archive = subprocess.Popen(["git", "-C", str(root), "archive", sha, "diagnose", "rules"], stdout=subprocess.PIPE)
         subprocess.run(["tar", "-x", "-C", str(tree)], stdin=archive.stdout, check=True)
         archive.wait()
-    env = {**own_cache(cache), "PYTHONPATH": str(tree)}
+    # PYTHONSAFEPATH: `python -m` would put the working directory (the checkout, with its own
+    # diagnose/) ahead of PYTHONPATH and run that instead of the snapshot
+    env = {**own_cache(cache), "PYTHONPATH": str(tree), "PYTHONSAFEPATH": "1"}
     return Diagnose([str(venv_bin / "python"), "-m", "diagnose"], env, sha, tree / "rules")
