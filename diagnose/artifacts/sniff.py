@@ -198,13 +198,13 @@ class _Scanner:
         if pip.is_freeze_line(text):
             name_version = pip.parse_freeze_line(text)
             if name_version and name_version[1]:
-                facts.merge(Facts(packages={name_version[0]: name_version[1]}))
+                facts.packages.setdefault(name_version[0], name_version[1])  # as merge() would, without a Facts a line
             return "pip-freeze"
         if text.startswith("[") and (m := pip.COLLECT_ENV.match(text)):
-            facts.merge(Facts(packages={pip.canonical(m[1]): m[2]}))
+            facts.packages.setdefault(pip.canonical(m[1]), m[2])
             return "collect-env"
         if "  " in text and (row := pip.parse_headerless_row(text)):
-            facts.merge(Facts(packages={row[0]: row[1]}))
+            facts.packages.setdefault(row[0], row[1])
             return "pip-freeze"
         if host.KERNEL_PREFIX.match(text):
             return "dmesg"
