@@ -157,6 +157,7 @@ def run_case(case: Case, root: Path) -> Outcome:
             out.applied.append(command)
             applied = sh(command, venv, work, hide=case.hide)
             printed += applied.stdout + applied.stderr
+            (RESULTS / case.name / "applied.log").write_text(printed)
             if applied.returncode != 0:
                 out.steps["fix applied"] = f"fail: {command}: {(applied.stderr or applied.stdout).strip().splitlines()[-1:]}"
                 return out

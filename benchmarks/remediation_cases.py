@@ -34,8 +34,7 @@ SPM_TRAIN = (
     "random.seed(0); w = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];"
     "open('corpus.txt', 'w').write(chr(10).join(' '.join(random.choice(w) for _ in range(12)) for _ in range(400)));"
     "spm.SentencePieceTrainer.train(input='corpus.txt', model_prefix='llamadir/tokenizer', vocab_size=30,"
-    " model_type='unigram');"
-    "open('llamadir/tokenizer_config.json', 'w').write('{\"tokenizer_class\": \"LlamaTokenizer\"}')"
+    " model_type='unigram')"
 )
 LOAD_TOKENIZER = "from transformers import AutoTokenizer\nt = AutoTokenizer.from_pretrained('llamadir')\nprint(type(t).__name__, t('alpha beta')['input_ids'])\n"
 HEALTH_APP = "from fastapi import FastAPI\napp = FastAPI()\n\n\n@app.get('/health')\ndef health():\n    return {'ok': True}\n"
@@ -103,7 +102,8 @@ CASES = [
     Case("llama-tokenizer-without-sentencepiece", "tokenizer-dependency-missing",
          ["pip install -q sentencepiece==0.2.1", f'python -c "{SPM_TRAIN}"', "pip uninstall -q -y sentencepiece",
           "pip install -q transformers==5.24.0 tokenizers", "pip uninstall -q -y sentencepiece protobuf tiktoken || true"],
-         "python load_tok.py", files={"load_tok.py": LOAD_TOKENIZER}),
+         "python load_tok.py", files={"load_tok.py": LOAD_TOKENIZER,
+                                      "llamadir/tokenizer_config.json": '{"tokenizer_class": "LlamaTokenizer"}\n'}),
     Case("second-uvicorn-on-a-held-port", "port-in-use",
          ["pip install -q uvicorn fastapi"], UVICORN, files={"app.py": HEALTH_APP},
          background="exec uvicorn app:app --host 127.0.0.1 --port 18000",
