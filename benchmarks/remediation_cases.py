@@ -122,7 +122,7 @@ CASES = [
          "python -c \"import torch, torchvision; from torchvision.ops import nms; "
          "nms(torch.zeros(1, 4), torch.zeros(1), 0.5); print(torch.__version__)\"", inputs=["install.log"]),
     Case("xformers-for-torch-2.9-under-torch-2.14", "torch-extension-abi-mismatch",
-         ["pip install -q torch==2.14.1", "pip install -q --no-deps xformers==0.0.33.post2"],
+         ["pip install -q torch==2.14.1 numpy", "pip install -q --no-deps xformers==0.0.33.post2"],
          "python -c \"import xformers; assert xformers._has_cpp_library, 'xFormers C++ extensions not loaded'\""),
     # the GPU host (torch 2.11.0+cu130, transformers 5.17, no network): python benchmarks/remediation.py --gpu
     Case("cuda-tensor-then-fork", "cuda-fork-reinit", [], "python fork_mp.py", files={"fork_mp.py": FORK}, gpu=True,
