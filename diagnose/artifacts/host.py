@@ -92,7 +92,7 @@ def line_facts(line: str) -> Facts | None:
             facts = Facts(model_types=[m[1]])
     if facts is None and ("glibc" in line or "ldd (" in line) and (m := GLIBC_IN_PLATFORM.search(line)):
         facts = Facts(glibc_version=m[1] or m[2])
-    if facts is None and any(cue in line for cue in launch.CUES):
+    if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)
     return facts
 

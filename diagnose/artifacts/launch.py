@@ -40,8 +40,14 @@ MODULE_FRAME = re.compile(r'^\s*File "(?P<s>[\w./~+-]{1,300}\.py)", line \d+, in
 # pip fetching a source distribution, the one a failed build is of: `Downloading flash_attn-2.8.3.post2.tar.gz (8.5 MB)`
 SDIST = re.compile(r"^\s*(?:Downloading|Using cached) (?:\S*/)?(?P<p>[A-Za-z0-9][\w.]{0,80}?)-\d[\w.+!-]*\.(?:tar\.gz|zip)\b")
 UV_BUILD = re.compile(r"Failed to build `(?P<p>[A-Za-z0-9][\w.-]{0,80}?)(?: @ |==|`)")
-CUES = ("model", "from_pretrained(", "<module>", ".tar.gz", ".zip", "Failed to build `")  # cheap tests first
 NOT_A_SCRIPT = ("-packages/", "/lib/python3", "\\lib\\", "runpy")
+
+
+def has_cue(line: str) -> bool:
+    """The substring tests that let the patterns below run only on the lines that can match (every
+    line of a log passes here: 0.34 us a line on this machine, 0.58 for a regex alternation)."""
+    return ("model" in line or "<module>" in line or "from_pretrained(" in line or ".tar.gz" in line
+            or ".zip" in line or "Failed to build `" in line)
 
 
 def launch_facts(line: str) -> Facts | None:
