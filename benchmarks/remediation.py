@@ -169,6 +169,7 @@ def run_case(case: Case, root: Path) -> Outcome:
         verify = subprocess.run([*DIAGNOSE, "verify", case.cause, "--python", python,
                                  "--format", "json", *_verify_inputs(work)], capture_output=True, text=True, cwd=work,
                                 env={**os.environ, "PATH": f"{venv / 'bin'}:{os.environ['PATH']}"})
+        (RESULTS / case.name / "verify.json").write_text(verify.stdout)
         report = json.loads(verify.stdout)
         ran = [r for r in report["results"] if r["status"] != "not-run" and r["rule_id"] == case.cause]
         failed = [r["command"] for r in ran if r["status"] == "fail"]
