@@ -21,10 +21,12 @@ class Style:
         self.colour = colour
         self.width = width or shutil.get_terminal_size((100, 24)).columns
 
-    def wrap(self, text: str, indent: str, hang: str = "") -> list[str]:
-        """Prose wrapped to the width, the first line after `indent`, the rest under it by `hang` more."""
-        return textwrap.wrap(text, max(self.width, 40), initial_indent=indent, subsequent_indent=indent + hang,
-                             break_long_words=False, break_on_hyphens=False) or [indent]
+    def wrap(self, text: str, indent: str, hang: str = "", bullet: str = "") -> list[str]:
+        """Prose wrapped to the width, the first line after `indent` (and `bullet`), the rest under it by
+        `hang` more (and under the bullet's text, not a second bullet)."""
+        return textwrap.wrap(text, max(self.width, 40), initial_indent=indent + bullet,
+                             subsequent_indent=indent + " " * len(bullet) + hang,
+                             break_long_words=False, break_on_hyphens=False) or [indent + bullet]
 
     def __call__(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
@@ -168,7 +170,7 @@ def _remedy(f: Finding, s: Style, explain: bool = False, after_plan: bool = Fals
     if f.verified_by and explain:
         lines.append(f"   {s('verified by:', '1')}")
         for source in f.verified_by:
-            lines += s.wrap(readable_source(source), "     - ", "  ")
+            lines += s.wrap(readable_source(source), "     ", bullet="- ")
     elif f.verified_by:
         lines += s.wrap(f"{s('verified by:', '1')} {len(f.verified_by)} source(s) where this fix worked "
                         "(--explain lists them)", "   ", "  ")
