@@ -119,7 +119,7 @@ def test_an_extension_failure_names_that_extension_in_its_fix_and_verify(kb):
     first = d.findings[0]
     assert first.rule_id == "torch-extension-abi-mismatch"
     runs = _runs(first)
-    assert "import torch, xformers" in runs
+    assert "import_module('xformers')" in runs and "_has_cpp_library" in runs  # import xformers only warns
     assert "sgl_kernel" not in runs and "force-reinstall flash-attn" not in runs
 
 

@@ -20,7 +20,7 @@ from diagnose.remedy.values import torch_index_url
 
 TORCH_STACK = {"torchvision-torch-mismatch", "torch-extension-abi-mismatch", "pip-resolver-replaced-torch",
                "pip-dependency-conflict"}
-IMPORT_OF = {"sgl-kernel": "sgl_kernel", "sglang-kernel": "sgl_kernel", "vllm": "vllm._C", "xformers": "xformers._C",
+IMPORT_OF = {"sgl-kernel": "sgl_kernel", "sglang-kernel": "sgl_kernel", "vllm": "vllm._C", "xformers": "xformers",
              "flash-attn": "flash_attn", "torchvision": "torchvision", "torchaudio": "torchaudio"}
 
 
@@ -62,8 +62,10 @@ def make_plan(findings: list[Finding], facts: Facts, tables: dict[str, Any]) -> 
     })
     imports = ["torch", *sorted({IMPORT_OF[n] for n in [*plan.pins, *built_for] if n in IMPORT_OF})]
     plan.steps.append({"run": "pip check", "why": "no installed distribution's declared requirement is broken"})
+    # `import xformers` only warns when its C++ library did not load: ask it
+    loaded = "; assert xformers._has_cpp_library, 'xFormers C++ library not loaded'" if "xformers" in imports else ""
     plan.steps.append({
-        "run": f'python -c "import {", ".join(imports)}; print(torch.__version__)"',
+        "run": f'python -c "import {", ".join(imports)}{loaded}; print(torch.__version__)"',
         "why": "torch and every compiled extension in the plan import together",
     })
     return plan

@@ -22,7 +22,7 @@ ANGLE = re.compile(r"(?<![<\w])<[A-Za-z][\w .+-]{0,40}>|/path/to/[\w./-]*")
 EXTENSIONS = [
     (re.compile(r"\bsgl_kernel\b|sgl-kernel"), "sgl-kernel", "sgl_kernel"),
     (re.compile(r"\bflash_attn(?:_2_cuda|_cuda)?\b|flash-attn"), "flash-attn", "flash_attn"),
-    (re.compile(r"\bxformers\b|xFormers"), "xformers", "xformers._C"),  # `import xformers` only warns
+    (re.compile(r"\bxformers\b|xFormers"), "xformers", "xformers"),  # its import only warns: see _has_cpp_library
     (re.compile(r"\bvllm[./]_C\b|\bvllm\._custom_ops\b|\bvllm_flash_attn\b"), "vllm", "vllm._C"),
     (re.compile(r"\bflashinfer\b"), "flashinfer-python", "flashinfer"),
     (re.compile(r"\bdeepspeed\b"), "deepspeed", "deepspeed"),
