@@ -339,8 +339,9 @@ def test_slow_bodies_hold_no_slot_and_get_408(tmp_path):
 
 
 def test_a_diagnosis_past_its_deadline_is_stopped_and_the_worker_replaced(tmp_path):
-    s = start_server(tmp_path, "--timeout", "0.5", "--workers", "1")
-    big = NCCL_LOG * max(1, (7 << 20) // len(NCCL_LOG))  # takes longer than 0.5 s to diagnose
+    s = start_server(tmp_path, "--timeout", "0.5", "--workers", "1", "--max-body-mb", "64")
+    # 48 MB of a real NCCL failure log: seconds of work on any machine, far past the 0.5 s deadline
+    big = NCCL_LOG * max(1, (48 << 20) // len(NCCL_LOG))
     try:
         with httpx.Client(base_url=s.url, timeout=60) as c:
             r = c.post("/v1/diagnose", content=big, headers=AUTH)

@@ -110,7 +110,7 @@ def model_type_transformers(
 
 
 def model_type_of(table: dict[str, Any] | None, model_path: str | None) -> str | None:
-    """The model_type of a well-known checkpoint from its name (the table's `model_names`), or None.
+    r"""The model_type of a well-known checkpoint from its name (the table's `model_names`), or None.
 
     >>> model_type_of({"model_names": [{"match": "qwen2\\.5-vl", "model_type": "qwen2_5_vl"}]},
     ...               "/models/Qwen/Qwen2.5-VL-72B-Instruct-AWQ")
