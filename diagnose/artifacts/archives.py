@@ -22,7 +22,15 @@ import zipfile
 import zlib
 from typing import Any, BinaryIO
 
-from diagnose.artifacts.streams import IN, RATIO, RATIO_FLOOR, InflateBudget, TooMuchInflated, _size
+from diagnose.artifacts.streams import (
+    IN,
+    RATIO,
+    RATIO_FLOOR,
+    InflateBudget,
+    Inflating,
+    TooMuchInflated,
+    _size,
+)
 from diagnose.model import Skipped
 
 ZSTD_IN = 256  # compressed bytes fed at a time: an all-zeros frame gives ~8 MiB per step, a log ~2 KiB
@@ -30,7 +38,7 @@ MAX_DEPTH = 2
 NOT_READ = "zstd-compressed data: the zstandard package is needed to read it (pip install zstandard), or unpack it first"
 
 
-class ZstdDecompressing(io.RawIOBase):
+class ZstdDecompressing(Inflating):
     """zstd frames (one after another, as `cat a.zst b.zst` gives) inflated step by step; a truncated
     or corrupt stream gives everything before the damage and says so in `error`."""
 
@@ -47,8 +55,6 @@ class ZstdDecompressing(io.RawIOBase):
         self.inflated = self.consumed = 0
         self.done = self.started = False
 
-    def readable(self) -> bool:
-        return True
 
     def _fill(self) -> None:
         while not self.pending and not self.done:
@@ -75,13 +81,6 @@ class ZstdDecompressing(io.RawIOBase):
                 self.inflated += len(out)
                 self.budget.spend(self.name, "zstd", self.inflated, len(out), self.consumed)
                 self.pending = memoryview(out)
-
-    def readinto(self, buffer: Any) -> int:
-        self._fill()
-        n = min(len(buffer), len(self.pending))
-        buffer[:n] = self.pending[:n]
-        self.pending = self.pending[n:]
-        return n
 
 
 def add_archive(result: Any, name: str, stream: BinaryIO, kind: str, depth: int = 0) -> None:

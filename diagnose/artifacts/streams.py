@@ -66,7 +66,27 @@ class InflateBudget:
                                   "(the limit for one run): a decompression bomb, or unpack them first")
 
 
-class Decompressing(io.RawIOBase):
+class Inflating(io.RawIOBase):
+    """A stream that inflates into `pending` in `_fill` and hands it out as read (gzip / bzip2 / xz here,
+    zstd in archives.py)."""
+
+    pending: memoryview
+
+    def _fill(self) -> None:
+        raise NotImplementedError
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        self._fill()
+        n = min(len(buffer), len(self.pending))
+        buffer[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
+
+
+class Decompressing(Inflating):
     """gzip / bzip2 / xz decompressed step by step, so that a truncated or corrupt stream still
     gives everything before the damage (and says so in `error`) instead of a traceback."""
 
@@ -93,9 +113,6 @@ class Decompressing(io.RawIOBase):
 
         self.errors = (*self.errors, lzma.LZMAError)
         return lzma.LZMADecompressor()
-
-    def readable(self) -> bool:
-        return True
 
     def _step(self) -> tuple[bytes, bool]:
         """Inflate at most OUT bytes from what is buffered; (output, needs more input)."""
@@ -139,13 +156,6 @@ class Decompressing(io.RawIOBase):
                 self.inflated += len(out)
                 self.budget.spend(self.name, self.kind, self.inflated, len(out), self.consumed)
                 self.pending = memoryview(out)
-
-    def readinto(self, buffer: Any) -> int:
-        self._fill()
-        n = min(len(buffer), len(self.pending))
-        buffer[:n] = self.pending[:n]
-        self.pending = self.pending[n:]
-        return n
 
 
 class Recoded(io.RawIOBase):

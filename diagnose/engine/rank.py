@@ -166,7 +166,7 @@ def _render_step(step: dict[str, Any], values: dict[str, str]) -> dict[str, Any]
     to look it up, so that no one pastes a `<placeholder>`."""
     # a command gets only values that are plain shell words: a log is untrusted text, and a person pastes the
     # command (a model path `x; curl ... | sh` stays a blank to fill in); prose may quote anything
-    words = {k: v for k, v in values.items() if SHELL_WORD.fullmatch(v)}
+    words = {k: v for k, v in values.items() if remedy_values.SHELL_WORD.fullmatch(v)}
     out: dict[str, Any] = {k: render_template(v, words if k == "run" else values) if isinstance(v, str) else v
                            for k, v in step.items()}
     # what keeps the command from being pasted as it is (a blank in the prose is only read)
@@ -185,7 +185,6 @@ def _render_step(step: dict[str, Any], values: dict[str, str]) -> dict[str, Any]
     return out
 
 
-SHELL_WORD = re.compile(r"[\w./:+=@~,%*-]*")  # cannot make the shell run anything else (a glob star at most)
 RANK = re.compile(r"\[rank(\d{1,6})\]|\[Rank (\d{1,6})\]|\bTP(\d{1,6})\b|\brank (\d{1,6})\b|\brank=(\d{1,6})\b")
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from diagnose.errors import DiagnoseError
 from diagnose.model import SCHEMA_VERSION, Skipped
+from diagnose.remedy.values import SHELL_WORD  # a value that cannot change what the shell runs
 
 TIMEOUT = 60
 KEEP_LINES = 15
@@ -160,7 +161,6 @@ def _interpreter(python: str) -> str:
     return os.path.abspath(found)
 
 
-SHELL_WORD = re.compile(r"[\w./:+=@~,-]*")  # a value from the inputs that cannot change what the shell runs
 
 
 def _filled(step: dict[str, Any], rendered: dict[str, Any] | None) -> dict[str, Any]:

@@ -69,6 +69,10 @@ PORT_IN_LINE = re.compile(r"\(\s*'[^']*',\s*(\d{2,5})\)|(?:\d{1,3}(?:\.\d{1,3}){
 SITE = re.compile(r'File "(?P<prefix>/[\w./~+-]+?)/lib/python3\.\d+/site-packages/')
 
 
+# a value from the inputs that cannot make the shell run anything else (a glob star at most): what may go
+# into a command a person pastes (engine/rank.py) or verify runs (preflight/verify.py)
+SHELL_WORD = re.compile(r"[\w./:+=@~,%*-]*")
+
 def torch_index_url(torch: str | None) -> str | None:
     """`2.9.1+cu128` -> the cu128 index; `+cpu` -> the cpu index; no local tag -> None (PyPI's default)."""
     if not torch or "+" not in torch:
