@@ -21,6 +21,11 @@ ERRORISH_PATTERN = (
 )
 
 
+# a line's template: its digits masked, so that lines that differ only in numbers (thread ids, times,
+# request ids) share the decisions taken on the first of them (sniff, engine/match.py)
+TEMPLATE = str.maketrans("123456789", "000000000")
+
+
 def strip_ansi(text: str) -> str:
     return ANSI.sub("", text) if "\x1b" in text else text
 

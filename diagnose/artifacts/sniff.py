@@ -99,7 +99,6 @@ MAX_NOTED_SEGMENTS = 20  # else on its first: the output stays linear in the inp
 TIME_BUDGET_S = 20.0  # seconds one input may take to read, plus TIME_PER_MB_S per MiB of its lines
 TIME_PER_MB_S = 1.0
 
-TEMPLATE = str.maketrans("123456789", "000000000")  # a line's template: its digits masked
 PLAIN_TEMPLATES = 4096  # templates remembered per input (the set starts over past it)
 HINTS = re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h in spec.hint))
 # each block's hints as one search, so that a line with a common hint word ("index", "GPU") costs one C-level
@@ -241,7 +240,7 @@ class _Scanner:
         if self.block is None:
             # a line of the same template (numbers masked) as one that started no block and stated no fact
             # does neither: only the traceback tracker needs to see it (an assert burst, a request loop)
-            template = text.translate(TEMPLATE)
+            template = text.translate(pylog.TEMPLATE)
             if template in self.plain:
                 return self.tracker.feed(lineno, text)
         self._fell_through = False

@@ -25,9 +25,6 @@ FUZZY_MAX_LINE = 600
 MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
 MAX_FUZZY_CACHE = 4096  # line templates whose fuzzy verdicts are kept (the cache starts over past it)
-# a line's template: digits (and hex letters) masked, so that the thousand lines of one assert burst
-# (thread [5,0,0], [6,0,0] ...) or of one request loop are scored once, not once each
-TEMPLATE = str.maketrans("123456789", "000000000")
 
 
 NO_HITS: tuple[set[str], bool] = (set(), False)
@@ -143,7 +140,7 @@ class Matcher:
         if not self.fuzzy_signals:
             return
         key = text.strip()[:FUZZY_MAX_LINE]
-        template = (kind, key.translate(TEMPLATE))
+        template = (kind, key.translate(pylog.TEMPLATE))  # lines that differ in numbers only: scored once
         verdict = self.fuzzy_seen.get(template)
         if verdict is None:
             if len(self.fuzzy_seen) >= MAX_FUZZY_CACHE:
