@@ -115,6 +115,7 @@ class Prefilter:
                 self._build_regex(range(len(self.patterns)))
                 return
             self._re2, leftover = built
+            self._re2_hits = prefilter_re2.hits  # imported once, not per block
             self._build_regex(leftover)
             return
         self._build_hyperscan(cache_dir)
@@ -168,9 +169,7 @@ class Prefilter:
 
             self._hs.scan(b"\n" + block, match_event_handler=on_match)
         if self._re2 is not None:
-            from diagnose.artifacts import prefilter_re2
-
-            for end, pid in prefilter_re2.hits(self._re2, block):
+            for end, pid in self._re2_hits(self._re2, block):
                 found.append((end, patterns[pid].context, pid))
         if self._slow:
             # latin-1 maps each byte to one character, so match offsets are byte offsets
