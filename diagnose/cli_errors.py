@@ -26,7 +26,8 @@ def guarded(run: Callable[[], None]) -> None:
     except DiagnoseError as exc:
         say(f"diagnose: error: {exc}")
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C: the shell's prompt comes back on a line of its own (as click does it)
+        say("")
         sys.exit(130)
     except BrokenPipeError:  # `diagnose big.log | head`: the reader left; not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
