@@ -49,7 +49,7 @@ def compare(cmd: Diagnose, name: str, size: int, cache: Path, rg: str, patterns:
         run_once(cmd("--format", "json", "--exit-zero", str(FIXTURES / meta["failure"])), out, cmd.env)
         expected = first_cause(out)
         argv = cmd("--format", "json", "--exit-zero", str(log))
-        first, _, _ = run_once(argv, out, cmd.env, timeout)  # warm: a kind's prefilter database, compiled once
+        first, *_ = run_once(argv, out, cmd.env, timeout)  # warm: a kind's prefilter database, compiled once
         d = best_of(argv, runs, out, cmd.env, timeout)
         cause, inputs = answer(out)
         r = best_of([rg, "--no-unicode", "-n", "-f", str(patterns), str(log)], runs, out, timeout=timeout)
@@ -123,7 +123,8 @@ def main() -> None:
         print(sweep_table(report["kb_sweep"]["rows"]))
     report["startup"] = s = startup(cmd, 10)
     print(f"Small crash log ({s['file']}, {s['lines']} lines), best of {s['runs']}: diagnose {s['diagnose_s']:.3f} s, "
-          f"python -c pass {s['python_pass_s']:.3f} s, above Python's start {s['above_python_s']:.3f} s "
+          f"python -c pass {s['python_pass_s']:.3f} s, above Python's start {s['above_python_s']:.3f} s; CPU "
+          f"{s['diagnose_cpu_s']:.3f} s vs {s['python_pass_cpu_s']:.3f} s, above {s['above_python_cpu_s']:.3f} s "
           f"(first cause {s['first_cause']}).")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     out = args.cache / f"results-{size}-{head.split()[0]}-{stamp}.json"

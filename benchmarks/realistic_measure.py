@@ -24,17 +24,19 @@ class Timing:
     peak_rss_mb: float  # largest of the runs
     runs: list[float]
     timed_out: bool = False
+    cpu_s: float = 0.0  # best user + system CPU seconds of the runs (GNU time's %U + %S)
 
 
 def run_once(argv: list[str], out: Path, env: dict[str, str] | None = None,
-             timeout: float | None = None) -> tuple[float, float, bool]:
-    """Wall seconds, peak RSS in MB and whether it was stopped at `timeout`; stdout goes to `out`
+             timeout: float | None = None) -> tuple[float, float, bool, float]:
+    """Wall seconds, peak RSS in MB, whether it was stopped at `timeout` and CPU seconds (user + system);
+    stdout goes to `out`
     (both tools write their whole answer, as a user's redirect would). A tool that fails (exit 2
     or more: rg refusing a pattern, diagnose's usage error) stops the benchmark: its time would lie."""
     stopped = threading.Event()
     with out.open("wb") as fh, tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         start = time.perf_counter()
-        proc = subprocess.Popen([gnu_time(), "-f", "%M", "-o", rss.name, *argv], stdout=fh,
+        proc = subprocess.Popen([gnu_time(), "-f", "%M %U %S", "-o", rss.name, *argv], stdout=fh,
                                 stderr=subprocess.DEVNULL, env=env, start_new_session=True)
         killer = threading.Timer(timeout, lambda: (stopped.set(), os.killpg(proc.pid, 9))) if timeout else None
         if killer:
@@ -43,21 +45,23 @@ def run_once(argv: list[str], out: Path, env: dict[str, str] | None = None,
         wall = time.perf_counter() - start
         if killer:
             killer.cancel()
-        last = (rss.read().strip().splitlines() or ["0"])[-1]
+        last, *cpu = ((rss.read().strip().splitlines() or ["0"])[-1].split() or ["0"])
     if code >= 2 and not stopped.is_set():
         err = subprocess.run(argv, capture_output=True, text=True, env=env).stderr.strip().splitlines()
         sys.exit(f"realistic: {Path(argv[0]).name} exited {code}: {err[-1][:300] if err else ''}")
-    return wall, int(last) / 1024 if last.isdigit() else 0.0, stopped.is_set()
+    used = sum(float(c) for c in cpu if c.replace(".", "", 1).isdigit())
+    return wall, int(last) / 1024 if last.isdigit() else 0.0, stopped.is_set(), used
 
 
 def best_of(argv: list[str], runs: int, out: Path, env: dict[str, str] | None = None,
             timeout: float | None = None) -> Timing:
-    walls, rss, stopped = [], 0.0, False
+    walls, rss, stopped, cpus = [], 0.0, False, []
     for _ in range(runs):
-        wall, peak, killed = run_once(argv, out, env, timeout)
+        wall, peak, killed, cpu = run_once(argv, out, env, timeout)
         walls.append(round(wall, 3))
+        cpus.append(cpu)
         rss, stopped = max(rss, peak), stopped or killed
-    return Timing(min(walls), round(rss, 1), walls, stopped)
+    return Timing(min(walls), round(rss, 1), walls, stopped, round(min(cpus), 3))
 
 
 def first_cause(json_out: Path) -> str | None:

@@ -44,7 +44,7 @@ def kb_sweep(cmd: Diagnose, log: Path, expected: str | None, runs: int,
             env = cmd.with_env(DIAGNOSE_RULES_DIR=str(rules), DIAGNOSE_CACHE_DIR=f"{tmp}/cache-{factor}x")
             argv = cmd("--format", "json", "--exit-zero", str(log))
             out = Path(tmp) / "out.json"
-            first, _, _ = run_once(argv, out, env)
+            first, *_ = run_once(argv, out, env)
             run_once(argv, out, env)  # a large log's prefilter database is compiled and cached on the first
             cause = first_cause(out)
             t = best_of(argv, runs, out, env)
@@ -66,4 +66,6 @@ def startup(cmd: Diagnose, runs: int = 10) -> dict:
     return {"file": str(SMALL_CRASH.relative_to(ROOT)), "lines": len(SMALL_CRASH.read_text().splitlines()),
             "diagnose_s": small.seconds, "python_pass_s": bare.seconds,
             "above_python_s": round(small.seconds - bare.seconds, 3), "diagnose_peak_rss_mb": small.peak_rss_mb,
+            "diagnose_cpu_s": small.cpu_s, "python_pass_cpu_s": bare.cpu_s,
+            "above_python_cpu_s": round(small.cpu_s - bare.cpu_s, 3),
             "first_cause": cause, "runs": runs}

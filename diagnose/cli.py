@@ -2,32 +2,49 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 import click
 
 from diagnose import cli_conventions as conv
+from diagnose import cli_run
 from diagnose import cli_settings as cset
-from diagnose.cli_rules import rules_cmd
-from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNEXPLAINED, EXIT_USAGE, DiagnoseError
-from diagnose.export.cli import export_cmd
-from diagnose.fleet.cli import fleet_cmd
-from diagnose.slack.cli import feedback_cmd, slack_cmd
+from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, DiagnoseError
 
 FORMATS = ("text", "json", "markdown", "slack", "html", "svg")
+# Subcommands imported only when named (or listed by --help / completion): a plain `diagnose crash.log`
+# does not pay for defining them. fleet/export/slack import Ray, pySigma, Bolt only when they run.
+LAZY_COMMANDS = {
+    "rules": "diagnose.cli_rules:rules_cmd",
+    "slack": "diagnose.slack.cli:slack_cmd",
+    "feedback": "diagnose.slack.cli:feedback_cmd",
+    "fleet": "diagnose.fleet.cli:fleet_cmd",
+    "export": "diagnose.export.cli:export_cmd",
+}
 
 
 class DefaultGroup(click.Group):
     """`diagnose [INPUT ...]` runs the diagnosis; `diagnose rules ...` etc. are subcommands."""
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            import importlib
+
+            module, attr = LAZY_COMMANDS[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return self.commands.get(cmd_name)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if ctx.resilient_parsing and not args:  # shell completion: complete the commands themselves
             return super().parse_args(ctx, args)
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        names = self.list_commands(ctx)
+        if not args or (args[0] not in names and args[0] not in ("--help", "-h", "--version")):
             if not ctx.resilient_parsing:
-                conv.refuse_typo(args, self.commands)  # `diagnose preflite`: a mistyped command, not a file
+                conv.refuse_typo(args, dict.fromkeys(names))  # `diagnose preflite`: a mistyped command, not a file
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
@@ -73,7 +90,6 @@ def run_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str, output: str |
             extra_rules: tuple[str, ...], explain: bool, color: str, no_cache: bool, exit_zero: bool,
             redact: bool | None, template: str | None, quiet: bool) -> None:
     """Diagnose INPUT files, directories and bundles ('-' or a pipe is stdin)."""
-    from diagnose import api
 
     if ctx.meta.get("show_settings"):  # the config files' and environment's settings, the flags given winning
         click.echo("\n".join(cset.settings_lines(ctx)))
@@ -83,70 +99,9 @@ def run_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str, output: str |
         if sys.stdin.isatty():
             raise click.UsageError("no input: give a file or directory, or pipe a log into diagnose")
         paths = ["-"]
-    kb = api.load_kb(extra_rules, use_cache=not no_cache)
-    from diagnose.cli_progress import for_terminal
-
-    progress = for_terminal(quiet)  # bytes, rate, time left: on a terminal only, cleared even on Ctrl-C
-    try:
-        diagnosis = api.diagnose(paths, kb=kb, progress=progress)
-    finally:
-        if progress is not None:
-            progress.clear()
-    if not quiet:
-        conv.warn_skipped(diagnosis)  # an input that could not be read: on stderr as well as in the report
     if template and ctx.get_parameter_source("fmt") == click.core.ParameterSource.COMMANDLINE and fmt != "markdown":
         raise click.UsageError(f"--template writes the post-mortem; it does not combine with --format {fmt}")
-    _emit(diagnosis, "template:" + template if template else fmt, output, color, explain, redact, exit_zero, top=top)
-
-
-def _emit(diagnosis: Any, fmt: str, output: str | None, color: str, explain: bool, redact: bool | None,
-          exit_zero: bool, top: int | None = None, predicted: bool = False) -> None:
-    """Render a diagnosis (or a preflight) in `fmt`, write it, and exit with the promised code."""
-    from diagnose.render import RENDERERS
-
-    opts: dict[str, Any] = {}
-    if fmt == "text":
-        opts = {"colour": _colour(color, output), "explain": explain, "top": top, "predicted": predicted}
-    elif top:
-        diagnosis.findings = diagnosis.findings[:top]
-    if not explain:
-        diagnosis.drop_explanations()
-    if redact or (redact is None and fmt == "slack"):
-        from diagnose.redact import redact_diagnosis
-
-        diagnosis = redact_diagnosis(diagnosis)
-    if fmt.startswith("template:"):  # --template FILE: a team's own post-mortem form
-        from diagnose.render import template
-
-        _write(template.render(diagnosis, fmt.partition(":")[2]), output)
-    else:
-        _write(RENDERERS[fmt](diagnosis, **opts), output)
-    sys.exit(EXIT_CLEAN if exit_zero else exit_code(diagnosis, predicted))
-
-
-def exit_code(diagnosis: Any, predicted: bool = False) -> int:
-    """1 a cause found (predicted); 3 none, but errors no rule explains (a preflight: checks it was asked
-    for could not run); 0 clean. A CI gate can trust 0."""
-    if diagnosis.findings:
-        return EXIT_FOUND
-    if predicted:
-        unchecked = [s for s in diagnosis.skipped if s.source.startswith(("preflight:", "model "))]
-        return EXIT_UNEXPLAINED if unchecked else EXIT_CLEAN
-    return EXIT_UNEXPLAINED if diagnosis.unmatched_errors else EXIT_CLEAN
-
-
-def _colour(choice: str, output: str | None) -> bool:
-    """--color auto: on a terminal, not into --output; NO_COLOR, TERM=dumb, FORCE_COLOR / CLICOLOR_FORCE."""
-    return conv.colour(choice, output)
-
-
-def _write(text: str, output: str | None) -> None:
-    if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    cli_run.run(paths, fmt, output, top, extra_rules, explain, color, no_cache, exit_zero, redact, template, quiet)
 
 
 @cli.command("serve")
@@ -270,7 +225,7 @@ def preflight_cmd(ctx: click.Context, inputs: tuple[str, ...], python: str | Non
     kb = api.load_kb(extra_rules)
     diagnosis = preflight(list(inputs), kb=kb, python=python, model=model, launch=launch, plan=plan,
                           plan_report=plan_report, resolve=resolve, nvml=nvml)
-    _emit(diagnosis, fmt, output, color, explain, redact, exit_zero, predicted=True)
+    cli_run.emit(diagnosis, fmt, output, color, explain, redact, exit_zero, predicted=True)
 
 
 @cli.command("verify")
@@ -295,26 +250,26 @@ def verify_cmd(names: tuple[str, ...], python: str | None, timeout: float, fmt: 
 
     kb = api.load_kb(extra_rules)
     report = run_verify(list(names), kb=kb, python=python, timeout=timeout)
-    _write(render_json(report) if fmt == "json" else render_text(report, colour=_colour(color, output)), output)
+    cli_run.write(render_json(report) if fmt == "json" else render_text(report, colour=cli_run.colour(color, output)), output)
     sys.exit(EXIT_CLEAN if report.passed else EXIT_FOUND)
 
 
-cli.add_command(rules_cmd)  # the `rules` group lives in cli_rules.py
-cli.add_command(slack_cmd)  # `diagnose slack` and `diagnose feedback` live in slack/cli.py (no Bolt import)
-cli.add_command(feedback_cmd)
 for _cmd in (conv.help_cmd, conv.version_cmd, conv.schema_cmd, cset.config_cmd):  # cli_conventions.py, cli_settings.py
     cli.add_command(_cmd)
-cli.add_command(fleet_cmd)  # fleet/cli.py and export/cli.py import Ray / pySigma only when they run
-cli.add_command(export_cmd)
+# rules (cli_rules.py), slack / feedback (slack/cli.py), fleet (fleet/cli.py), export (export/cli.py): LAZY_COMMANDS
 
 
 def main() -> None:
-    """Entry point: user errors are one line on stderr and exit code 2, never a traceback."""
+    """The click entry point (cli_fast.main runs the plain invocations without click, the rest here): user
+    errors are one line on stderr and exit code 2, never a traceback (cli_errors.guarded)."""
+    from diagnose.cli_errors import guarded
+
+    guarded(_click_main)
+
+
+def _click_main() -> None:
     try:
         cli.main(standalone_mode=False, prog_name="diagnose", default_map=cset.Defaults())  # config files, env
-    except DiagnoseError as exc:
-        click.echo(f"diagnose: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         sys.exit(EXIT_USAGE)
@@ -325,21 +280,3 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.Abort:
         sys.exit(130)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(EXIT_CLEAN)
-    except (MemoryError, RecursionError) as exc:  # input too deep or too big for this machine
-        click.echo(f"diagnose: error: the input is too large or too deeply nested ({type(exc).__name__})", err=True)
-        sys.exit(EXIT_USAGE)
-    except Exception as exc:  # our bug: one line and exit 2, not a traceback that exits 1 ("found")
-        if os.environ.get("DIAGNOSE_DEBUG"):
-            raise
-        click.echo(f"diagnose: error: internal error ({type(exc).__name__}: {str(exc)[:300]}); "
-                   "DIAGNOSE_DEBUG=1 shows the traceback; please report it", err=True)
-        sys.exit(EXIT_USAGE)
-    except OSError as exc:  # writing --output, reading a file that vanished
-        click.echo(f"diagnose: error: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}".rstrip(": "), err=True)
-        sys.exit(EXIT_USAGE)

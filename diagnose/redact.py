@@ -21,10 +21,11 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from diagnose import lazy_re
 from diagnose.redact_patterns import GENERIC_NAMES, PATTERNS, SECRET_KEY, Pattern, is_public
 
 T = TypeVar("T")
-URL_HOST = re.compile(r"https?://([A-Za-z0-9.-]+)")
+URL_HOST = lazy_re.compile(r"https?://([A-Za-z0-9.-]+)")
 PROPAGATE_MIN = 4  # a learned user or host name this long is masked wherever it stands alone
 
 

@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from diagnose import lazy_re
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -50,11 +52,11 @@ HOST_PORT_WORDS = _words(
     "mem memory swap max min count code exit signal status version worker process utc gmt at in on to from "
     "localhost tensor shape dim index pci uid gid euid irq ioport"
 )
-VERSION_WORDS = re.compile(
+VERSION_WORDS = lazy_re.compile(
     r"(?i)(version|ver\b|cudnn|cublas|cufft|curand|cusolver|cusparse|nccl|cuda|driver|release|build|vbios)"
 )
-PIP_ROW = re.compile(r"(?i)^\s*(?:\[\w+\]\s+)?[a-z][\w.-]*(?:nvidia|cu\d|cuda|nccl|nvjitlink|cufile|tensorrt)[\w.-]*\s+$")
-SECRET_KEY = re.compile(
+PIP_ROW = lazy_re.compile(r"(?i)^\s*(?:\[\w+\]\s+)?[a-z][\w.-]*(?:nvidia|cu\d|cuda|nccl|nvjitlink|cufile|tensorrt)[\w.-]*\s+$")
+SECRET_KEY = lazy_re.compile(
     r"(?i)(?:api[_-]?key|access[_-]?key|secret|token|password|passwd|credential)(?![a-z])"
 )
 
@@ -109,12 +111,12 @@ def _keep_url_host(m: re.Match[str], kind: str) -> bool:
 
 # an address by its shape and context: a port (`<53312>`, `:29500`), a prefix length, or an interface or
 # connection word right before it (`peer`, `eth0:`, `via`); a version by a version word right before it
-ADDRESS_AFTER = re.compile(r"(?:<\d{1,5}>|:\d{1,5}(?![\d.])|/\d{1,2}(?!\d))")
-ADDRESS_BEFORE = re.compile(
+ADDRESS_AFTER = lazy_re.compile(r"(?:<\d{1,5}>|:\d{1,5}(?![\d.])|/\d{1,2}(?!\d))")
+ADDRESS_BEFORE = lazy_re.compile(
     r"(?i)(?:\b(?:peer|addr|address|ip|inet6?|host|via|using|src|dst|remote|local|bind|gateway|gw|server|client|"
     r"nameserver)\b|\b(?:eth|ib|en[ops]?|bond|docker|br|vlan|mlx5_|hsn|bond)\w*|\[\d+\]|@)\s*[:=]?\s*$"
 )
-VERSION_BEFORE = re.compile(VERSION_WORDS.pattern + r"[\w.-]*\s*(?:version)?\s*[:=]?\s*v?$")
+VERSION_BEFORE = lazy_re.compile(VERSION_WORDS.pattern + r"[\w.-]*\s*(?:version)?\s*[:=]?\s*v?$")
 
 
 def _keep_ip(m: re.Match[str], kind: str) -> bool:

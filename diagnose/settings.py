@@ -67,6 +67,12 @@ def _parse_toml(path: Path) -> dict[str, Any]:
 
 def _table(path: Path) -> dict[str, Any] | None:
     """The diagnose settings in `path` (a diagnose.toml's top level, a pyproject's [tool.diagnose]), or None."""
+    if path.name == "pyproject.toml":
+        try:
+            if b"tool.diagnose" not in path.read_bytes():
+                return None  # most projects' pyproject has no [tool.diagnose]: no TOML parse (tomllib's import is slow)
+        except OSError:
+            pass  # _parse_toml says it
     data = _parse_toml(path)
     if path.name != "pyproject.toml":
         return data

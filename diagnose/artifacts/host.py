@@ -10,28 +10,29 @@ from __future__ import annotations
 
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
+from diagnose import lazy_re
 from diagnose.artifacts import launch, pip
 from diagnose.artifacts.numbers import to_int
 from diagnose.artifacts.pip import canonical, torch_cuda_tag
 from diagnose.model import GPU, Facts, Xid
 
-KERNEL_PREFIX = regex.compile(
+KERNEL_PREFIX = lazy_re.compile(
     r"^(?:\[\s*(?P<secs>\d+\.\d+)\]"  # dmesg
     r"|\[(?P<ctime>\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})\]"  # dmesg -T
     r"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ kernel:"  # journalctl -o short-iso
     r"|(?P<syslog>\w{3} [ \d]\d \d\d:\d\d:\d\d) \S+ kernel:)"  # journalctl / syslog
-)
-XID = regex.compile(
+, module=regex)
+XID = lazy_re.compile(
     r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9A-Fa-f:.]+)\): (?P<xid>\d+),\s*"
     r"(?:pid=(?P<pid>'?<?[\w-]*>?'?),\s*)?(?:name=(?P<name>[^,]*),\s*)?(?P<text>.*)$"
-)
-MODULE_LOAD = regex.compile(
+, module=regex)
+MODULE_LOAD = lazy_re.compile(
     r"NVRM(?: version)?:\s+(?:loading )?NVIDIA UNIX (?P<open>Open )?(?:Kernel Module for )?"
     r"(?:x86_64|aarch64|ppc64le)\s+(?:Kernel Module\s+)?(?P<version>\d+\.\d+(?:\.\d+)?)"
-)
-UNAME = regex.compile(r"^Linux \S+ (\d+\.\d+\.\d+\S*) #")
-LINUX_VERSION = regex.compile(r"Linux version (\d+\.\d+\.\d+\S*) \(")
-SYS_PARAM = regex.compile(r"/sys/module/(\w+)/parameters/(\w+)\s*[:=]\s*(\S+)\s*$")
+, module=regex)
+UNAME = lazy_re.compile(r"^Linux \S+ (\d+\.\d+\.\d+\S*) #", module=regex)
+LINUX_VERSION = lazy_re.compile(r"Linux version (\d+\.\d+\.\d+\S*) \(", module=regex)
+SYS_PARAM = lazy_re.compile(r"/sys/module/(\w+)/parameters/(\w+)\s*[:=]\s*(\S+)\s*$", module=regex)
 COLLECT_ENV = {
     "PyTorch version": "torch",
     "PyTorch": "torch",  # sglang.check_env
@@ -43,7 +44,7 @@ COLLECT_ENV = {
     "CUDA Driver": "cuda_driver",
     "Libc version": "glibc",  # torch collect_env: "Libc version: glibc-2.35"
 }
-GLIBC_IN_PLATFORM = regex.compile(r"-with-glibc(\d+\.\d+)\b|\bldd \(.{0,60}\) (\d+\.\d+)\s*$")
+GLIBC_IN_PLATFORM = lazy_re.compile(r"-with-glibc(\d+\.\d+)\b|\bldd \(.{0,60}\) (\d+\.\d+)\s*$", module=regex)
 
 
 def kernel_time(line: str) -> tuple[str | None, int]:
@@ -116,12 +117,12 @@ def _collect_env_fact(what: str, value: str) -> Facts | None:
     return None
 
 
-ENV_REPORT_START = regex.compile(
+ENV_REPORT_START = lazy_re.compile(
     r"^(?:Collecting environment information|PyTorch version\s*:|Python: \d+\.\d+|Python version\s*:\s*\d)"
-)
-ENV_KEY = regex.compile(r"[A-Za-z][\w .()/-]*")  # `key : value`, split at the first ':' (linear, see env_key_value)
-ENV_GPU = regex.compile(r"^GPU ([\d,]+)(?: Compute Capability)?:\s*(.+)$")
-PACKAGE_VERSION = regex.compile(r"^\d+(?:\.\d+)+(?:[.+-]?\w)*$")  # one \w per step: no nested quantifier
+, module=regex)
+ENV_KEY = lazy_re.compile(r"[A-Za-z][\w .()/-]*", module=regex)  # `key : value`, split at the first ':' (linear, see env_key_value)
+ENV_GPU = lazy_re.compile(r"^GPU ([\d,]+)(?: Compute Capability)?:\s*(.+)$", module=regex)
+PACKAGE_VERSION = lazy_re.compile(r"^\d+(?:\.\d+)+(?:[.+-]?\w)*$", module=regex)  # one \w per step: no nested quantifier
 MAX_VERSION = 80  # characters of a version string; longer values are not versions (and the match stays cheap)
 NOT_PACKAGES = {"python", "python version", "cuda runtime version", "gcc version", "clang version", "cmake version",
                 "libc version", "os", "nvcc", "hip runtime version", "miopen runtime version"}
@@ -187,10 +188,10 @@ def parse_env_report(lines: list[str]) -> Facts:
     return facts
 
 
-ENV_LINE = regex.compile(
+ENV_LINE = lazy_re.compile(
     r"^(?:export )?((?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_[A-Z0-9_]+"
     r"|LD_LIBRARY_PATH|MAX_JOBS|OMP_NUM_THREADS)=(.*)$"
-)
+, module=regex)
 
 
 def parse_json_doc(text: str) -> tuple[Facts, list[str]] | None:
@@ -295,11 +296,11 @@ def _canonical_bus(bus_id: str) -> str:
         return bus_id.lower()
 
 
-LOG_TIME = regex.compile(
+LOG_TIME = lazy_re.compile(
     r"(?P<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"  # 2025-02-19 04:01:02
     r"|\b[IWEF](?P<glog>\d{4} \d\d:\d\d:\d\d\.\d+)"  # torch c10d / glog: E1129 19:50:56.183415
     r"|^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) (?P<vllm>\d\d-\d\d \d\d:\d\d:\d\d)"  # vLLM: INFO 02-19 04:01:02
-)
+, module=regex)
 
 
 def log_time(line: str) -> str | None:

@@ -24,22 +24,21 @@ True
 
 from __future__ import annotations
 
-import re
-
+from diagnose import lazy_re
 from diagnose.model import Facts
 
 # values become words of fix commands a person pastes: only plain path / id characters are taken
 # a quoted value after `'model': `, `model=`, `model_path=`, `from_pretrained(`; or a command line's --model X
-QUOTED_MODEL = re.compile(
+QUOTED_MODEL = lazy_re.compile(
     r"""(?:['"]model(?:_path)?['"]\s*:\s*|\bmodel(?:_path|_name_or_path)?=|from_pretrained\(\s*)(['"])(?P<m>[\w./~:@+-]{1,200})\1"""
 )
-FLAG_MODEL = re.compile(r"(?:^|\s)--model(?:-path)?[ =](?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
+FLAG_MODEL = lazy_re.compile(r"(?:^|\s)--model(?:-path)?[ =](?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
 # `vllm serve MODEL ...`: the model is the first word after the subcommand
-SERVE_MODEL = re.compile(r"(?:^|[\s$#>])vllm serve\s+(?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
-MODULE_FRAME = re.compile(r'^\s*File "(?P<s>[\w./~+-]{1,300}\.py)", line \d+, in <module>')
+SERVE_MODEL = lazy_re.compile(r"(?:^|[\s$#>])vllm serve\s+(?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
+MODULE_FRAME = lazy_re.compile(r'^\s*File "(?P<s>[\w./~+-]{1,300}\.py)", line \d+, in <module>')
 # pip fetching a source distribution, the one a failed build is of: `Downloading flash_attn-2.8.3.post2.tar.gz (8.5 MB)`
-SDIST = re.compile(r"^\s*(?:Downloading|Using cached) (?:\S*/)?(?P<p>[A-Za-z0-9][\w.]{0,80}?)-\d[\w.+!-]*\.(?:tar\.gz|zip)\b")
-UV_BUILD = re.compile(r"Failed to build `(?P<p>[A-Za-z0-9][\w.-]{0,80}?)(?: @ |==|`)")
+SDIST = lazy_re.compile(r"^\s*(?:Downloading|Using cached) (?:\S*/)?(?P<p>[A-Za-z0-9][\w.]{0,80}?)-\d[\w.+!-]*\.(?:tar\.gz|zip)\b")
+UV_BUILD = lazy_re.compile(r"Failed to build `(?P<p>[A-Za-z0-9][\w.-]{0,80}?)(?: @ |==|`)")
 NOT_A_SCRIPT = ("-packages/", "/lib/python3", "\\lib\\", "runpy")
 
 

@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
+from diagnose import lazy_re
 from diagnose.artifacts.numbers import to_int
 from diagnose.model import GPU, Facts
 
-HEADER = regex.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s+(\S+)(?:\s+CUDA Version:\s+(\S+))?")
-GPU_ROW = regex.compile(
+HEADER = lazy_re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s+(\S+)(?:\s+CUDA Version:\s+(\S+))?", module=regex)
+GPU_ROW = lazy_re.compile(
     r"^\|\s*(\d+)\s+([^|]+?)\s+(?:On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
-)
+, module=regex)
 MAX_ROW = 400  # characters of a table row (nvidia-smi prints ~100): a longer line is no row, and stays cheap
-MEMORY = regex.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
-ECC_CELL = regex.compile(r"\|\s*(\d+|N/A|Off|On)\s*\|\s*$")
+MEMORY = lazy_re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB", module=regex)
+ECC_CELL = lazy_re.compile(r"\|\s*(\d+|N/A|Off|On)\s*\|\s*$", module=regex)
 
 
 def is_table_start(line: str) -> bool:

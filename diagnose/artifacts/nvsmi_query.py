@@ -23,14 +23,15 @@ import re as regex  # stdlib re: faster to compile at import; these are our own 
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from diagnose import lazy_re
 from diagnose.artifacts.numbers import to_int
 from diagnose.artifacts.nvidia_smi import _bus
 from diagnose.model import GPU, Facts
 
 # `[^:]+:`, not `[^:]+?\s*:`: linear; the caller strips the key, and tests for ':' before matching
-KEY_VALUE = regex.compile(r"^(\s*)([^:]+):\s*(.*)$")
+KEY_VALUE = lazy_re.compile(r"^(\s*)([^:]+):\s*(.*)$", module=regex)
 MAX_DEPTH = 32  # sections nested deeper than any driver prints are read as flat lines
-GPU_HEADER = regex.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
+GPU_HEADER = lazy_re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$", module=regex)
 
 
 def is_query_start(line: str) -> bool:

@@ -15,22 +15,24 @@ from __future__ import annotations
 import json
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
+from diagnose import lazy_re
+
 NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-FREEZE = regex.compile(rf"^({NAME})(?:\[[^\]]*\])?\s*===?\s*([^\s;#]+)")
-DIRECT = regex.compile(rf"^({NAME})(?:\[[^\]]*\])?\s+@\s+(\S+)")
-EDITABLE = regex.compile(r"^-e\s+(\S+)")
-EGG = regex.compile(r"[#&]egg=([A-Za-z0-9._-]+)")
-WHEEL_VERSION = regex.compile(r"/([A-Za-z0-9_.]+)-(\d[^-/]*?)(?:-[^/]*)?\.(?:whl|tar\.gz|zip)$")
-LIST_ROW = regex.compile(rf"^({NAME})\s+(\d[\w.+!-]*)(?:\s+\S.*)?$")
-LIST_HEADER = regex.compile(r"^Package\s+Version\b")
+FREEZE = lazy_re.compile(rf"^({NAME})(?:\[[^\]]*\])?\s*===?\s*([^\s;#]+)", module=regex)
+DIRECT = lazy_re.compile(rf"^({NAME})(?:\[[^\]]*\])?\s+@\s+(\S+)", module=regex)
+EDITABLE = lazy_re.compile(r"^-e\s+(\S+)", module=regex)
+EGG = lazy_re.compile(r"[#&]egg=([A-Za-z0-9._-]+)", module=regex)
+WHEEL_VERSION = lazy_re.compile(r"/([A-Za-z0-9_.]+)-(\d[^-/]*?)(?:-[^/]*)?\.(?:whl|tar\.gz|zip)$", module=regex)
+LIST_ROW = lazy_re.compile(rf"^({NAME})\s+(\d[\w.+!-]*)(?:\s+\S.*)?$", module=regex)
+LIST_HEADER = lazy_re.compile(r"^Package\s+Version\b", module=regex)
 # a `pip list` row without its header (`pip list | grep torch`): name, two or more spaces, a dotted
 # version, nothing else but an editable project's location
-HEADERLESS_ROW = regex.compile(rf"^({NAME}) {{2,}}(\d++\.\d[\w.+!-]*+)(?: {{2,}}/\S*)?\s*$")  # possessive: linear
+HEADERLESS_ROW = lazy_re.compile(rf"^({NAME}) {{2,}}(\d++\.\d[\w.+!-]*+)(?: {{2,}}/\S*)?\s*$", module=regex)  # possessive: linear
 # `[pip3] torch==2.9.1` in collect_env; `[conda] torch 2.9.1 pypi_0 pypi`
-COLLECT_ENV = regex.compile(rf"^\[(?:pip3?|conda)\]\s+({NAME})(?:==|\s+)(\d[\w.+!-]*)")
+COLLECT_ENV = lazy_re.compile(rf"^\[(?:pip3?|conda)\]\s+({NAME})(?:==|\s+)(\d[\w.+!-]*)", module=regex)
 # install logs: pip's `Successfully installed a-1.0 b-2.0`, uv's ` + torch==2.10.0`
-PIP_INSTALLED = regex.compile(r"^Successfully installed (.+)$")
-UV_CHANGE = regex.compile(rf"^\s*([+-])\s+({NAME})==(\S+)")
+PIP_INSTALLED = lazy_re.compile(r"^Successfully installed (.+)$", module=regex)
+UV_CHANGE = lazy_re.compile(rf"^\s*([+-])\s+({NAME})==(\S+)", module=regex)
 
 
 def canonical(name: str) -> str:

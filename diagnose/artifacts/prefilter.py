@@ -21,6 +21,7 @@ from typing import Any
 
 import regex
 
+from diagnose import lazy_re
 from diagnose.artifacts import pylog
 
 ANSI_PATTERN = r"\x1b"
@@ -53,7 +54,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
 ]
 FORM = 3  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
-LEADING_FLAGS = regex.compile(r"^\(\?([aiLmsux]+)\)")
+LEADING_FLAGS = lazy_re.compile(r"^\(\?([aiLmsux]+)\)", module=regex)
 
 
 @dataclass
@@ -273,7 +274,7 @@ def strip_anchors(pattern: str, start: str = "") -> str:
     return "".join(out)
 
 
-TAIL_ATOM = regex.compile(r"(?:\\[dDwWsS]|\.|\[(?:\\.|[^\]\\])+\])(?:[*+?]|\{\d*(?:,\d*)?\})\Z")
+TAIL_ATOM = lazy_re.compile(r"(?:\\[dDwWsS]|\.|\[(?:\\.|[^\]\\])+\])(?:[*+?]|\{\d*(?:,\d*)?\})\Z", module=regex)
 
 
 def trim_tail(pattern: str) -> str:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 from dataclasses import dataclass, field
 
+from diagnose import lazy_re
+
 # an OSC sequence ends at BEL or ESC \; one left open ends at the next ESC, so stripping stays linear
-ANSI = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+ANSI = lazy_re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)", module=regex)
 TRACEBACK = "Traceback (most recent call last):"
 CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
-EXCEPTION = regex.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b(?::|$)")
+EXCEPTION = lazy_re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b(?::|$)", module=regex)
 ERRORISH_PATTERN = (
     r"(?i)\b(?:error|fatal|failed|failure|exception|assert(?:ion)?|killed|abort(?:ed)?|critical|"
     r"cannot|unable|not found|segmentation fault|core dumped|timed? ?out)\b"
@@ -39,7 +41,7 @@ class Traceback:
     chained: list[int] = field(default_factory=list)
 
 
-FRAME = regex.compile(r'File "[^"]+", line \d+')
+FRAME = lazy_re.compile(r'File "[^"]+", line \d+', module=regex)
 TAIL_AFTER_FRAME = 2  # nonblank lines after the last frame that still leave the traceback cut
 
 

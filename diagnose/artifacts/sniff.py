@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from diagnose import lazy_re
 from diagnose.artifacts import host, nvidia_smi, nvsmi_query, pip, pylog, topology
 from diagnose.artifacts.reader import TextSource
 from diagnose.model import Facts, InputSummary
@@ -100,10 +101,10 @@ TIME_BUDGET_S = 20.0  # seconds one input may take to read, plus TIME_PER_MB_S p
 TIME_PER_MB_S = 1.0
 
 PLAIN_TEMPLATES = 4096  # templates remembered per input (the set starts over past it)
-HINTS = re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h in spec.hint))
+HINTS = lazy_re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h in spec.hint))
 # each block's hints as one search, so that a line with a common hint word ("index", "GPU") costs one C-level
 # search per block instead of a Python loop over every hint
-BLOCK_HINTS = {name: re.compile("|".join(re.escape(h) for h in spec.hint)) for name, spec in BLOCKS.items() if spec.hint}
+BLOCK_HINTS = {name: lazy_re.compile("|".join(re.escape(h) for h in spec.hint)) for name, spec in BLOCKS.items() if spec.hint}
 
 
 @dataclass

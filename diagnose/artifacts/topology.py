@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
 
+from diagnose import lazy_re
 from diagnose.artifacts.numbers import to_int
 from diagnose.model import GPU, Facts
 
-HEADER = regex.compile(r"^\s*GPU0(?:\s+(?:GPU|NIC|mlx|CPU|NUMA)\S*)*")
-ROW = regex.compile(r"^\s*(GPU\d+|NIC\d+|mlx\S+)\s+(.*)$")
-LINK = regex.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|OK|CNS|GNS|TNS|NS|U|CNS\*)$")
+HEADER = lazy_re.compile(r"^\s*GPU0(?:\s+(?:GPU|NIC|mlx|CPU|NUMA)\S*)*", module=regex)
+ROW = lazy_re.compile(r"^\s*(GPU\d+|NIC\d+|mlx\S+)\s+(.*)$", module=regex)
+LINK = lazy_re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|OK|CNS|GNS|TNS|NS|U|CNS\*)$", module=regex)
 P2P_STATES = {"OK", "CNS", "GNS", "TNS", "NS", "U"}
-LIST_GPU = regex.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)")
-NVLINK = regex.compile(r"^\s+Link (\d+): (.+)$")
+LIST_GPU = lazy_re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", module=regex)
+NVLINK = lazy_re.compile(r"^\s+Link (\d+): (.+)$", module=regex)
 
 
 def is_matrix_header(line: str) -> bool:

@@ -10,14 +10,15 @@ and only then this interpreter, recorded as such so the reader knows the list ma
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from diagnose import lazy_re
+
 # `python -m <module>` of a server, or `python <entry point>` of one; pip/uv installs of them are not servers
-SERVER_MODULE = re.compile(r"^(?:vllm(?:\.entrypoints\S*)?|sglang\.(?:launch_server|srt\S*)|text_generation_server\S*|"
+SERVER_MODULE = lazy_re.compile(r"^(?:vllm(?:\.entrypoints\S*)?|sglang\.(?:launch_server|srt\S*)|text_generation_server\S*|"
                            r"tensorrt_llm\S*|lmdeploy\S*|torch\.distributed\.run)$")
 SERVER_SCRIPT = frozenset({"vllm", "torchrun", "text-generation-server", "lmdeploy", "sglang", "trtllm-serve"})
 INSTALLERS = frozenset({"pip", "pip3", "uv", "install", "download", "conda", "mamba"})

@@ -13,13 +13,14 @@ from typing import Any
 
 import regex
 
+from diagnose import lazy_re
 from diagnose.artifacts import host, pylog
 from diagnose.artifacts.prefilter import LineFilter
 from diagnose.kb.compiled import CompiledSignal, KnowledgeBase, cache_dir
 from diagnose.model import Evidence
 
 REGEX_TIMEOUT = 0.25  # seconds for one search of one line; lint keeps regexes far below it
-FRAME_PACKAGE = regex.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][A-Za-z0-9_]*)[/\\]")
+FRAME_PACKAGE = lazy_re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][A-Za-z0-9_]*)[/\\]", module=regex)
 MAX_SEEN_PACKAGES = 200
 FUZZY_MAX_LINE = 600
 MAX_HITS_PER_SIGNAL = 20

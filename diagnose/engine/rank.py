@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from diagnose import lazy_re
 from diagnose.engine import conditions
 from diagnose.engine.match import Hit
 from diagnose.kb.compiled import PLACEHOLDER, CompiledRule, KnowledgeBase
@@ -185,7 +186,7 @@ def _render_step(step: dict[str, Any], values: dict[str, str]) -> dict[str, Any]
     return out
 
 
-RANK = re.compile(r"\[rank(\d{1,6})\]|\[Rank (\d{1,6})\]|\bTP(\d{1,6})\b|\brank (\d{1,6})\b|\brank=(\d{1,6})\b")
+RANK = lazy_re.compile(r"\[rank(\d{1,6})\]|\[Rank (\d{1,6})\]|\bTP(\d{1,6})\b|\brank (\d{1,6})\b|\brank=(\d{1,6})\b")
 
 
 def lead_rank(evidence: list[Evidence]) -> str | None:

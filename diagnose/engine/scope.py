@@ -17,22 +17,23 @@ from typing import Any
 
 import regex
 
+from diagnose import lazy_re
 from diagnose.engine.match import Hit
 from diagnose.kb.compat import table_keys
 from diagnose.kb.compiled import KnowledgeBase
 
 CUT_CONFIDENCE = 0.55  # at most, for a cause named only from the frames of a cut traceback
 PROSE_FACTOR = 0.85  # a cause named only from sentences that quote the error
-CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
-WORD = regex.compile(r"[A-Za-z][A-Za-z']*")
+CJK = lazy_re.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]", module=regex)
+WORD = lazy_re.compile(r"[A-Za-z][A-Za-z']*", module=regex)
 FUNCTION_WORDS = frozenset(
     ["i", "i'm", "i've", "we", "my", "our", "you", "your", "when", "after", "while", "the", "it", "it's", "is", "are", "was", "but", "and", "so", "get", "gets", "getting", "got", "trying", "tried", "try", "anyone", "how", "why", "what", "does", "doesn't", "don't", "can't", "cannot", "please", "this", "that", "with", "if", "any"]
 )
-LOG_START = regex.compile(
+LOG_START = lazy_re.compile(
     r"^\s*(?:\[\s*(?:\d|rank|TP|PP|DP|GPU|pid|\w+ pid=)|\(\w+[^)]{0,40}\bpid=|\d{2,4}[-/:]\d\d|[IWEF]\d{4} |"
     r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b|time=|level=|File \"|Traceback|"
     r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b|\w+\[\d+\]:|[A-Z][a-z]{2} [ \d]\d \d\d:)"
-)
+, module=regex)
 
 
 def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int]) -> dict[str, list[Hit]]:

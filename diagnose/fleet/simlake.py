@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from diagnose import lazy_re
+
 HEALTHY = {  # node source -> the healthy fixture files it is made of
     "server.log": ["healthy/server-vllm-v1-pr29335/server.log", "healthy/server-vllm-0.10.2-v1-jetson-thor/server.log",
                    "healthy/server-vllm-v0-tp4-pr6234/server.log"],
@@ -26,8 +28,8 @@ HEALTHY = {  # node source -> the healthy fixture files it is made of
 FAILURES = ["cuda-fork-reinit--vllm-12189", "xid-fallen-off-bus--nvsentinel-155", "nccl-timeout--vllm-6042",
             "distributed-rendezvous-failed--repro-init-process-group-closed-port",
             "xid-ecc-uncorrectable--gpu-operator-1146", "cuda-oom--vllm-12529"]
-VLLM_TIME = re.compile(r"\b(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
-KERNEL_TIME = re.compile(r"\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]")
+VLLM_TIME = lazy_re.compile(r"\b(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\b")
+KERNEL_TIME = lazy_re.compile(r"\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]")
 YEAR = 2026
 
 

@@ -22,8 +22,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-XID_LINE = re.compile(r"NVRM: Xid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d{1,9}),")  # no int() of 5,000 digits
-ENUM_NAME = re.compile(r"\b(cuda(?:Success|Error[A-Za-z0-9]+)|CUDA_(?:SUCCESS|ERROR_[A-Z0-9_]+))\b")
+from diagnose import lazy_re
+
+XID_LINE = lazy_re.compile(r"NVRM: Xid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d{1,9}),")  # no int() of 5,000 digits
+ENUM_NAME = lazy_re.compile(r"\b(cuda(?:Success|Error[A-Za-z0-9]+)|CUDA_(?:SUCCESS|ERROR_[A-Z0-9_]+))\b")
 GENERIC_WORDS = 4  # a message of fewer words ("out of memory") counts only after a CUDA context
 # what may stand before a bare message or number for it to be a CUDA error (never `cuda runtime
 # error (N)`: PyTorch's THC printed the numbers of CUDA <= 10.0, which differ)
@@ -102,7 +104,7 @@ def signal_regex(catalog: Catalog, names: list[str]) -> str:
 
 
 _NUMBER: list[re.Pattern[str]] = []
-_GENERIC_MESSAGE = re.compile(MESSAGE_BEFORE + r"([A-Za-z][^.;,\n]{1,80})")
+_GENERIC_MESSAGE = lazy_re.compile(MESSAGE_BEFORE + r"([A-Za-z][^.;,\n]{1,80})")
 
 
 def mentions(catalog: Catalog, text: str) -> list[tuple[str, int]]:

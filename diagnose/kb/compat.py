@@ -11,11 +11,12 @@ from typing import Any
 
 import regex
 
+from diagnose import lazy_re
 from diagnose.model import Facts
 
 Answer = tuple[bool | None, str, dict[str, str]]
-SEPARATOR = regex.compile(r"[.+]")
-PART = regex.compile(r"\d{1,18}")  # a longer run is no version part (and int() refuses 4,300 digits)
+SEPARATOR = lazy_re.compile(r"[.+]", module=regex)
+PART = lazy_re.compile(r"\d{1,18}", module=regex)  # a longer run is no version part (and int() refuses 4,300 digits)
 MAX_PARTS = 32  # past this a "version" is no release anyone made; the rest is not read
 
 

@@ -9,18 +9,18 @@ another with the same rules): `load` resolves them against the roots of this run
 from __future__ import annotations
 
 import hashlib
-import re
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diagnose import __version__
+from diagnose import __version__, lazy_re
 from diagnose.kb import cache, catalog, loader
 from diagnose.kb.cache import cache_dir
 
 # a fix step's placeholders: {packages.torch}, {groups.model_type}, {facts.driver_version}, {compat.T.expected}
-PLACEHOLDER = re.compile(r"\{((?:packages|groups|facts|compat)\.[\w.-]+)\}")
+PLACEHOLDER = lazy_re.compile(r"\{((?:packages|groups|facts|compat)\.[\w.-]+)\}")
 
 
 @dataclass
@@ -144,12 +144,26 @@ def _content_hash(dirs: list[Path]) -> str:
     return digest.hexdigest()
 
 
+def _stat_key(roots: list[Path], suffix: str) -> str:
+    """Every `suffix` file under `roots` as (relative path, size, mtime in ns): the cache key of a run. Like a
+    .pyc's, it is read from the directory entries without opening a file (a run used to read and hash all
+    rule files, a tenth of a small log's time); an edited file has a new mtime, and its content hash still
+    names the KB's version."""
+    parts: list[str] = []
+    for root in roots:
+        for folder, subdirs, files in os.walk(root):
+            subdirs.sort()
+            for name in sorted(files):
+                if name.endswith(suffix):
+                    st = os.stat(os.path.join(folder, name))
+                    parts.append(f"{os.path.relpath(os.path.join(folder, name), root)}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append("|")
+    return "\n".join(parts)
+
+
 def _code_hash() -> str:
     """The code that compiles the KB is part of the cache key: a changed compiler rebuilds it."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
+    return _stat_key([Path(__file__).parent], ".py")
 
 
 def _kb_version(dirs: list[Path]) -> str:
@@ -164,7 +178,7 @@ def load(extra_dirs: list[Path] | None = None, use_cache: bool = True) -> Knowle
     if not use_cache:
         return build(dirs)
     key = hashlib.sha256(
-        f"{_content_hash(dirs)}|{__version__}|{_code_hash()}|{sys.version}|{regex.__version__}".encode()
+        f"{_stat_key(dirs, '.yaml')}|{__version__}|{_code_hash()}|{sys.version}|{regex.__version__}".encode()
     ).hexdigest()[:24]
     path = cache_dir() / f"kb-{key}.pickle"
     kb = cache.read(path)

@@ -15,18 +15,19 @@ from typing import Any
 
 import regex
 
+from diagnose import lazy_re
 from diagnose.errors import RuleError
 from diagnose.kb import loader
 from diagnose.kb.compiled import PLACEHOLDER
 
 ADVERSARIAL_TIMEOUT = 0.2
-NESTED_QUANTIFIER = regex.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)[+*{]")
-WRITES = regex.compile(
+NESTED_QUANTIFIER = lazy_re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)[+*{]", module=regex)
+WRITES = lazy_re.compile(
     r"(?:^|[;&|]\s*|\bsudo\s+)(?:rm|mv|cp|dd|mkfs\S*|modprobe|rmmod|insmod|reboot|shutdown|kill|pkill|"
     r"apt(?:-get)?|yum|dnf|pip3?\s+(?:install|uninstall)|uv\s+pip\s+(?:install|uninstall)|conda\s+(?:install|remove)|"
     r"systemctl\s+(?:start|stop|restart|enable|disable)|tee|chmod|chown|nvidia-smi\s+-(?:r|pm|c|i\s+\d+\s+-r))\b"
     r"|(?:^|\s)(?:\d?>>?|&>)\s*(?!&|/dev/null)[^\s&|]"
-)
+, module=regex)
 
 
 @dataclass

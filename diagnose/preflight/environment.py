@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from diagnose import lazy_re
 from diagnose.model import Diagnosis, Evidence, Facts, Finding, InputSummary, Skipped
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def _unique(items) -> list[str]:  # type: ignore[no-untyped-def]
     return out
 
 
-ATTACHED = re.compile(r"^\s*(?:Attached GPUs\s*:\s*|<attached_gpus>)(\d{1,6})(?!\d)")  # no int() of 5,000 digits
+ATTACHED = lazy_re.compile(r"^\s*(?:Attached GPUs\s*:\s*|<attached_gpus>)(\d{1,6})(?!\d)")  # no int() of 5,000 digits
 
 
 def _attached_gpus(source: str) -> int:

@@ -18,6 +18,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from diagnose import lazy_re
 from diagnose.errors import DiagnoseError
 
 TP = ("--tp", "--tp-size", "--tensor-parallel-size", "-tp")
@@ -28,7 +29,7 @@ BACKENDS = ("--attention-backend", "--prefill-attention-backend", "--decode-atte
             "--moe-runner-backend", "--sampling-backend", "--fp8-gemm-backend", "--fp4-gemm-backend")
 FLAGS = ("--trust-remote-code", "--enable-flashinfer-allreduce-fusion")
 WRAPPERS = {"nohup", "exec", "time", "env", "sudo", "numactl", "taskset", "stdbuf"}
-ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+ENV = lazy_re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 @dataclass

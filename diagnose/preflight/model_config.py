@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from diagnose import lazy_re
 from diagnose.errors import DiagnoseError
 
-TRY_BLOCK = re.compile(r"\s*try\s*:.*?except.*?:", re.DOTALL)  # transformers' get_imports drops these
-IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+)|from\s+([\w.]+)\s+import)", re.MULTILINE)
+TRY_BLOCK = lazy_re.compile(r"\s*try\s*:.*?except.*?:", re.DOTALL)  # transformers' get_imports drops these
+IMPORT = lazy_re.compile(r"^\s*(?:import\s+([\w.]+)|from\s+([\w.]+)\s+import)", re.MULTILINE)
 
 
 @dataclass

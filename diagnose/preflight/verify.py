@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from diagnose import lazy_re
 from diagnose.errors import DiagnoseError
 from diagnose.model import SCHEMA_VERSION, Skipped
 from diagnose.remedy.values import SHELL_WORD  # a value that cannot change what the shell runs
@@ -24,7 +25,7 @@ from diagnose.remedy.values import SHELL_WORD  # a value that cannot change what
 TIMEOUT = 60
 KEEP_LINES = 15
 KEEP_CHARS = 2000
-ANGLE = re.compile(r"<[A-Za-z][\w .-]*>")
+ANGLE = lazy_re.compile(r"<[A-Za-z][\w .-]*>")
 PROGRAM_SEPARATORS = {"|", "||", "&&", ";", "&", "(", ")"}
 
 
@@ -110,8 +111,8 @@ def _say_which_environment(report: VerifyReport, interpreter: str | None) -> Non
                                f"{found} ({how.split(' (')[0]}): rerun with --python {found}")
 
 
-INSTALLS = re.compile(r"\b(?:pip3?|uv pip)\s+install\b([^|;&#]*)")
-NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+INSTALLS = lazy_re.compile(r"\b(?:pip3?|uv pip)\s+install\b([^|;&#]*)")
+NO_MODULE = lazy_re.compile(r"No module named '([\w.]+)'")
 
 
 def _subjects(rule: Any) -> set[str]:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from diagnose import lazy_re
 from diagnose.kb import compat
 from diagnose.model import Evidence, Facts
 
 TORCH_INDEX = "https://download.pytorch.org/whl/"
 # a rule's literal blank: <package>, <model dir>, /path/to/venv
-ANGLE = re.compile(r"(?<![<\w])<[A-Za-z][\w .+-]{0,40}>|/path/to/[\w./-]*")
+ANGLE = lazy_re.compile(r"(?<![<\w])<[A-Za-z][\w .+-]{0,40}>|/path/to/[\w./-]*")
 # import name as it appears in a failing line -> (distribution, import name)
 EXTENSIONS = [
     (re.compile(r"\bsgl_kernel\b|sgl-kernel"), "sgl-kernel", "sgl_kernel"),
@@ -60,18 +61,18 @@ LOOK_UP = {
     "facts.script": "the script that failed (the traceback's first `File \"...\", in <module>` line)",
 }
 PYPI = "https://pypi.org/simple"
-WORD = re.compile(r"[\w./:+=@~,-]+")  # a value that cannot change what the shell runs
+WORD = lazy_re.compile(r"[\w./:+=@~,-]+")  # a value that cannot change what the shell runs
 # the sdist whose build failed, as a failing line names it: pip's pip-install-*/<name>_<hash>/setup.py
-BUILT_PACKAGE = re.compile(r"pip-install-\w+[/\\](?P<p>[A-Za-z0-9][\w.-]{0,80}?)_[0-9a-f]{16,}[/\\]")
+BUILT_PACKAGE = lazy_re.compile(r"pip-install-\w+[/\\](?P<p>[A-Za-z0-9][\w.-]{0,80}?)_[0-9a-f]{16,}[/\\]")
 # the port a bind error names: ('127.0.0.1', 8000), 0.0.0.0:8000, [::]:8000, "port 8000"
-PORT_IN_LINE = re.compile(r"\(\s*'[^']*',\s*(\d{2,5})\)|(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\]|\*):(\d{2,5})\b"
+PORT_IN_LINE = lazy_re.compile(r"\(\s*'[^']*',\s*(\d{2,5})\)|(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\]|\*):(\d{2,5})\b"
                           r"|\bport[ =:]+(\d{2,5})\b", re.I)
-SITE = re.compile(r'File "(?P<prefix>/[\w./~+-]+?)/lib/python3\.\d+/site-packages/')
+SITE = lazy_re.compile(r'File "(?P<prefix>/[\w./~+-]+?)/lib/python3\.\d+/site-packages/')
 
 
 # a value from the inputs that cannot make the shell run anything else (a glob star at most): what may go
 # into a command a person pastes (engine/rank.py) or verify runs (preflight/verify.py)
-SHELL_WORD = re.compile(r"[\w./:+=@~,%*-]*")
+SHELL_WORD = lazy_re.compile(r"[\w./:+=@~,%*-]*")
 
 def torch_index_url(torch: str | None) -> str | None:
     """`2.9.1+cu128` -> the cu128 index; `+cpu` -> the cpu index; no local tag -> None (PyPI's default)."""

@@ -10,9 +10,9 @@ the HTML page and a team's own Jinja2 template (`--template`) all read an `Incid
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from diagnose import lazy_re
 from diagnose.model import GPU, Diagnosis
 from diagnose.render import timeline
 from diagnose.render.md_text import code
@@ -20,7 +20,7 @@ from diagnose.render.md_text import code
 GAP = 10.0  # seconds without a cited line that the timeline calls a gap
 MAX_DRAWN = timeline.MAX_EVENTS  # cited lines a picture draws: the timeline table's
 MAX_LANES = 16  # past this many, a picture draws only the lanes with a line it draws
-PCI = re.compile(r"\b(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")
+PCI = lazy_re.compile(r"\b(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?\b")
 
 
 @dataclass

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 
+from diagnose import lazy_re
 from diagnose.model import Evidence
 
 MAX_QUOTE = 1000  # characters of one quoted line
 MAX_CELL = 200  # characters of a log line in a table cell
-CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+CODE_SPAN = lazy_re.compile(r"(`+)(.+?)\1")
 
 
 def code(text: str, cell: bool = False) -> str:

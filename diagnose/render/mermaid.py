@@ -16,9 +16,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from diagnose import lazy_re
 from diagnose.render.incident import Incident, Moment, picture
 
-UNSAFE = re.compile(r"[^\w .,()+/='-]+")  # Mermaid reads `:` `;` `#` `%` and brackets as syntax
+UNSAFE = lazy_re.compile(r"[^\w .,()+/='-]+")  # Mermaid reads `:` `;` `#` `%` and brackets as syntax
 MAX_LABEL = 60
 BASE_YEAR = 2000
 

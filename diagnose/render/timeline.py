@@ -25,6 +25,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from diagnose import lazy_re
 from diagnose.model import Diagnosis, Finding
 
 MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
@@ -39,9 +40,9 @@ CLOCKS = [
                r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d) (?P<Y>\d{4})"),
     re.compile(r"^(?P<Mon>[A-Z][a-z]{2}) +(?P<D>\d{1,2}) (?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)\b"),
 ]
-UPTIME = re.compile(r"^\[\s*(?P<up>\d{1,10}\.\d{1,9})\]")  # 5,000 digits would be float inf
-BARE_SECONDS = re.compile(r"^\s*\d+\.\d+\s*$")  # an Xid's time from plain `dmesg`
-RANK = re.compile(r"^\[rank(\d+)\]:|\[Rank (\d+)\]|\brank=(\d+)\b")  # torch's prefix, its glog text, vLLM workers
+UPTIME = lazy_re.compile(r"^\[\s*(?P<up>\d{1,10}\.\d{1,9})\]")  # 5,000 digits would be float inf
+BARE_SECONDS = lazy_re.compile(r"^\s*\d+\.\d+\s*$")  # an Xid's time from plain `dmesg`
+RANK = lazy_re.compile(r"^\[rank(\d+)\]:|\[Rank (\d+)\]|\brank=(\d+)\b")  # torch's prefix, its glog text, vLLM workers
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ diagnose.server.bodies.BadBody: artifacts: Input should be a valid list
 from __future__ import annotations
 
 import json
-import re
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from diagnose import lazy_re
+
 MAX_NAME = 200
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL = lazy_re.compile(r"[\x00-\x1f\x7f]")
 
 
 class BadBody(ValueError):

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-ANGLE = re.compile(r"<([^<>\s|]*)(?:\|([^<>]*))?>")
+from diagnose import lazy_re
+
+ANGLE = lazy_re.compile(r"<([^<>\s|]*)(?:\|([^<>]*))?>")
 ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&"))
 
 
