@@ -1,0 +1,1 @@
+runtime = sgl.Runtime(model_path=model_name, tp_size=2)
