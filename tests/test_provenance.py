@@ -110,3 +110,57 @@ def test_an_install_of_a_server_is_not_a_running_server(tmp_path):
     (pid / "cmdline").write_bytes(b"/tmp/v/bin/python\0/tmp/v/bin/pip\0install\0vllm==0.6.3\0")
     (pid / "exe").symlink_to(python)
     assert interpreter._running_server(tmp_path / "proc") is None
+
+
+# A Jupyter / IPython traceback as people paste it (https://github.com/angelolab/Nimbus-Inference/issues/12):
+# Windows paths in IPython 8's `File ~\...:293, in f()` frames, the source lines around each frame, and a
+# session_info package list that does not name torch.
+NOTEBOOK = r'''File ~\AppData\Local\miniconda3\envs\Nimbus\lib\site-packages\torch\nn\modules\module.py:1150, in Module.to.<locals>.convert(t)
+   1147 if convert_to_format is not None and t.dim() in (4, 5):
+   1148     return t.to(device, dtype if t.is_floating_point() or t.is_complex() else None,
+   1149                 non_blocking, memory_format=convert_to_format)
+-> 1150 return t.to(device, dtype if t.is_floating_point() or t.is_complex() else None, non_blocking)
+
+File ~\AppData\Local\miniconda3\envs\Nimbus\lib\site-packages\torch\cuda\__init__.py:293, in _lazy_init()
+    288     raise RuntimeError(
+    289         "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+    290         "multiprocessing, you must use the 'spawn' start method"
+    291     )
+    292 if not hasattr(torch._C, "_cuda_getDeviceCount"):
+--> 293     raise AssertionError("Torch not compiled with CUDA enabled")
+    294 if _cudart is None:
+    295     raise AssertionError(
+    296         "libcudart functions unavailable. It looks like you have a broken build?"
+    297     )
+
+AssertionError: Torch not compiled with CUDA enabled
+'''
+SESSION_INFO = """### Version information
+-----
+alpineer            NA
+ark                 NA
+nimbus_inference    0.0.1
+numpy               1.23.5
+session_info        1.0.0
+tifffile            2024.5.22
+-----
+"""
+
+
+def test_a_notebooks_source_lines_are_code_not_messages_and_its_frames_show_torch(kb, tmp_path):
+    (tmp_path / "traceback.log").write_text(NOTEBOOK)
+    (tmp_path / "session_info.txt").write_text(SESSION_INFO)
+    diagnosis = api.diagnose([str(tmp_path / "traceback.log"), str(tmp_path / "session_info.txt")], kb=kb)
+    assert [f.rule_id for f in diagnosis.findings][:1] == ["torch-cpu-build"]
+    # the "Cannot re-initialize CUDA in forked subprocess" string is torch's source, shown around the frame
+    assert "cuda-fork-reinit" not in [f.rule_id for f in diagnosis.findings]
+    cited = [e.line for f in diagnosis.findings for e in f.evidence]
+    assert cited and all(n == NOTEBOOK.splitlines().index("AssertionError: Torch not compiled with CUDA enabled") + 1
+                         for n in cited)
+
+
+def test_a_frame_in_pips_isolated_build_env_is_not_the_environment(kb, tmp_path):
+    """torch imported from /tmp/pip-build-env-*/overlay is the build's, not evidence torch is installed."""
+    log = FIXTURES / "cuda-toolkit-mismatch--vllm-602" / "install.log"
+    diagnosis = api.diagnose([str(log)], kb=kb)
+    assert [f.rule_id for f in diagnosis.findings] == ["cuda-toolkit-mismatch"]

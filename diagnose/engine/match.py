@@ -22,6 +22,13 @@ from diagnose.model import Evidence
 REGEX_TIMEOUT = 0.25  # seconds for one search of one line; lint keeps regexes far below it
 FRAME_PACKAGE = lazy_re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][A-Za-z0-9_]*)[/\\]", module=regex)
 MAX_SEEN_PACKAGES = 200
+LISTING_START = frozenset(" -0123456789\t")
+# A source line IPython / Jupyter prints around a traceback's frame (`    289     "Cannot re-initialize CUDA in
+# forked subprocess..."`, `--> 293     raise AssertionError("Torch not compiled with CUDA enabled")`): code that
+# the program holds, not a message it printed; torch's _lazy_init shows every CUDA error string it can raise.
+SOURCE_LISTING = lazy_re.compile(
+    r"""^\s{0,12}(?:-+>\s{0,4})?\d{1,5}\s{1,12}(?:raise\b|return\b|if\b|elif\b|assert\b|f?["']|\w{1,40}\s*[+]?=[^=])"""
+)
 FUZZY_MAX_LINE = 600
 MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
@@ -81,6 +88,8 @@ class Matcher:
         """One line. `hints`: the block prefilter's verdicts by line number (see TextSource)."""
         if not text:
             return
+        if text[:1] in LISTING_START and SOURCE_LISTING.match(text):
+            return  # a notebook traceback's source context: code, not output
         position = (self.source_index, lineno)
         hint = NO_HITS if hints is not None else None
         if hints is not None and lineno in hints:
@@ -88,8 +97,8 @@ class Matcher:
         candidates, errorish = hint if hint is not None else self.filter.classify(text)
         if candidates is None or candidates:
             self._match_regexes(lineno, kind, text, position, candidates)
-        if kind == "traceback" and "-packages/" in text:
-            self._frame_package(lineno, text)
+        if ("-packages/" in text or "-packages\\" in text) and (kind == "traceback" or text.lstrip().startswith("File ")):
+            self._frame_package(lineno, text)  # also IPython's `File ~\...\site-packages\torch\cuda\__init__.py:293, in f()`
         exception = kind == "traceback" and pylog.is_exception_line(text)
         if exception or errorish:
             self._error_line(lineno, kind, text, position, exception)
@@ -97,6 +106,8 @@ class Matcher:
     def _frame_package(self, lineno: int, text: str) -> None:
         """A frame `File ".../site-packages/torchvision/ops.py"` shows torchvision is installed where
         the failing process ran: direct evidence, whatever a package list from elsewhere says."""
+        if "pip-build-env-" in text or "builds-v0" in text:
+            return  # pip's / uv's isolated build environment: the package is there, not where the program runs
         m = FRAME_PACKAGE.search(text)
         if m and len(self.seen_packages) < MAX_SEEN_PACKAGES:
             self.seen_packages.setdefault(m[1], f"line {lineno} of {self.source}: {text.strip()[:160]}")
