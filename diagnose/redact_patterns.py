@@ -210,7 +210,9 @@ PATTERNS: list[Pattern] = [
        hint=("/home/", "users")),
     _p(r"(?<![\w.%+-])(?P<user>[A-Za-z_][A-Za-z0-9_.-]{0,31})@(?P<host>[A-Za-z][A-Za-z0-9-]{0,62})(?=[:\s)\],;]|$)",
        _keep_user_host, hint=("@",)),
-    _p(r"(?m)^(?:\S{1,4} +\d{1,2}|\d{4}-\d\d-\d\dT[\d:.+-]+Z?) (?:\d\d:\d\d:\d\d )?(?P<host>[A-Za-z][\w.-]{0,62}) "
+    # syslog / journal: `Dec  1 14:05:06 host prog[pid]: msg` (the time is part of it: "line 2 of /tmp/a.log: x",
+    # which the diagnosis itself writes, is no syslog line) or an ISO time first
+    _p(r"(?m)^(?:\S{1,4} +\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.+-]+Z?) (?P<host>[A-Za-z][\w.-]{0,62}) "
        r"(?=[\w./-]+(?:\[\d+\])?: )", _keep_user_host, hint=(": ",)),
     _p(r"(?m)(?:^|\s)(?P<host>[A-Za-z][\w.-]{0,62}):\d+:\d+ \[\d+\] NCCL", _keep_user_host, hint=("nccl",)),
     _p(r"(?i)\b(?:master_addr|hostname|host_name|node_name|--master[_-]addr|--dist-init-addr|--host)[\"']?(?:\s*[=:]\s*|\s+)"

@@ -21,7 +21,8 @@ HEADER = lazy_re.compile(r"^\s*GPU0(?:\s+(?:GPU|NIC|mlx|CPU|NUMA)\S*)*", module=
 ROW = lazy_re.compile(r"^\s*(GPU\d+|NIC\d+|mlx\S+)\s+(.*)$", module=regex)
 LINK = lazy_re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|OK|CNS|GNS|TNS|NS|U|CNS\*)$", module=regex)
 P2P_STATES = {"OK", "CNS", "GNS", "TNS", "NS", "U"}
-LIST_GPU = lazy_re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)", module=regex)
+# the UUID as printed, or as people mask it before pasting (`GPU-xxx`, `GPU-<uuid>`)
+LIST_GPU = lazy_re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[^)\s]{1,64})\)", module=regex)
 NVLINK = lazy_re.compile(r"^\s+Link (\d+): (.+)$", module=regex)
 
 

@@ -62,10 +62,12 @@ class Matcher:
         self.fuzzy_signals: list[tuple[str, CompiledSignal]] = []
         self.compiled: dict[str, Any] = {}  # each signal's own regex, compiled on its first candidate line
         self.by_pattern: dict[str, list[tuple[str, CompiledSignal]]] = defaultdict(list)
+        self.order: dict[str, int] = {}  # a pattern's place among the KB's signals (its first signal's)
         for rule, sig in kb.signals():
             if sig.regex is not None:
                 self.regex_signals.append((rule.id, sig))
                 self.by_pattern[sig.regex].append((rule.id, sig))
+                self.order.setdefault(sig.regex, len(self.order))
             else:
                 self.fuzzy_signals.append((rule.id, sig))
         self.filter = LineFilter(
@@ -123,8 +125,11 @@ class Matcher:
         self, lineno: int, kind: str, text: str, position: tuple[int, int], candidates: set[str] | None
     ) -> None:
         # the prefilter names the patterns that may match; without it, every signal is tried
+        # candidates in the KB's order, as without the prefilter: the prefilter's set has no stable order (string
+        # hashes differ per process), and the first of two signals matching one line is the one its evidence names
         signals = self.regex_signals if candidates is None else [
-            pair for pattern in candidates for pair in self.by_pattern.get(pattern, ())
+            pair for pattern in (sorted(candidates, key=lambda p: self.order.get(p, 1 << 30)) if len(candidates) > 1 else candidates)
+            for pair in self.by_pattern.get(pattern, ())
         ]
         for rule_id, sig in signals:
             assert sig.regex is not None
