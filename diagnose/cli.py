@@ -8,11 +8,11 @@ from typing import Any
 import click
 
 from diagnose import cli_conventions as conv
-from diagnose import cli_run
+from diagnose import cli_fast, cli_run
 from diagnose import cli_settings as cset
 from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE, DiagnoseError
 
-FORMATS = ("text", "json", "markdown", "slack", "html", "svg")
+FORMATS = cli_fast.FORMATS  # the plain path (cli_fast.py) parses --format without click
 # Subcommands imported only when named (or listed by --help / completion): a plain `diagnose crash.log`
 # does not pay for defining them. fleet/export/slack import Ray, pySigma, Bolt only when they run.
 LAZY_COMMANDS = {
@@ -101,7 +101,8 @@ def run_cmd(ctx: click.Context, inputs: tuple[str, ...], fmt: str, output: str |
         paths = ["-"]
     if template and ctx.get_parameter_source("fmt") == click.core.ParameterSource.COMMANDLINE and fmt != "markdown":
         raise click.UsageError(f"--template writes the post-mortem; it does not combine with --format {fmt}")
-    cli_run.run(paths, fmt, output, top, extra_rules, explain, color, no_cache, exit_zero, redact, template, quiet)
+    cli_run.run(paths, fmt=fmt, output=output, top=top, extra_rules=extra_rules, explain=explain, color=color,
+                no_cache=no_cache, exit_zero=exit_zero, redact=redact, template=template, quiet=quiet)
 
 
 @cli.command("serve")

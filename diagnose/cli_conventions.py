@@ -95,21 +95,6 @@ def format_epilog(group: click.Group, ctx: click.Context, formatter: click.HelpF
     formatter.write_text("`diagnose help COMMAND` or `diagnose COMMAND --help` for a command's own options.")
 
 
-def colour(choice: str, output: str | None) -> bool:
-    """--color auto: on a terminal (not into --output); NO_COLOR, CLICOLOR=0 and TERM=dumb turn it off,
-    FORCE_COLOR / CLICOLOR_FORCE turn it on anywhere. --color always / never win over all of them."""
-    if choice != "auto":
-        return choice == "always"
-    env = os.environ
-    if env.get("NO_COLOR"):
-        return False
-    if any(env.get(k, "") not in ("", "0") for k in ("FORCE_COLOR", "CLICOLOR_FORCE")):
-        return True
-    if env.get("TERM") == "dumb" or env.get("CLICOLOR") == "0":
-        return False
-    return output is None and sys.stdout.isatty()
-
-
 @click.command("help")
 @click.argument("command", nargs=-1)
 @click.pass_context

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 FLAGS = {"-q": "quiet", "--quiet": "quiet", "--exit-zero": "exit_zero", "--explain": "explain"}
-FORMATS = ("text", "json", "markdown", "slack", "html", "svg")  # cli.FORMATS (tests keep the two equal)
+FORMATS = ("text", "json", "markdown", "slack", "html", "svg")  # --format's choices (cli.py takes them from here)
 # every command name of cli.py's group (tests keep it equal to the group's list): a first word that names
 # one is a command, not a file
 COMMANDS = frozenset({"collect", "config", "export", "feedback", "fleet", "help", "preflight", "rules", "run",
