@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from typing import TypeVar
 
 from diagnose.errors import EXIT_CLEAN, EXIT_USAGE, DiagnoseError
 
@@ -19,10 +20,14 @@ def say(line: str) -> None:
         pass
 
 
-def guarded(run: Callable[[], None]) -> None:
-    """Run a command; what escapes it becomes one `diagnose: error:` line and its exit code."""
+T = TypeVar("T")
+
+
+def guarded(run: Callable[[], T]) -> T:
+    """Run a command (and return what it returns); what escapes it becomes one `diagnose: error:` line and
+    its exit code."""
     try:
-        run()
+        return run()
     except DiagnoseError as exc:
         say(f"diagnose: error: {exc}")
         sys.exit(exc.exit_code)

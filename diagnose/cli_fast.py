@@ -66,13 +66,7 @@ def main() -> None:
     """The `diagnose` command: the plain runs here, everything else through click."""
     from diagnose.cli_errors import guarded
 
-    options: dict[str, Any] | None = None
-
-    def planned() -> None:
-        nonlocal options
-        options = plan(sys.argv[1:])
-
-    guarded(planned)  # settings files that do not parse: the same one line as on the click path
+    options = guarded(lambda: plan(sys.argv[1:]))  # settings files that do not parse: the click path's one line
     if options is None:
         from diagnose.cli import main as click_main
 
@@ -80,5 +74,4 @@ def main() -> None:
         return
     from diagnose import cli_run
 
-    opts = options
-    guarded(lambda: cli_run.run(**opts))
+    guarded(lambda: cli_run.run(**options))

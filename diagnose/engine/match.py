@@ -90,13 +90,13 @@ class Matcher:
         """One line. `hints`: the block prefilter's verdicts by line number (see TextSource)."""
         if not text:
             return
-        if text[:1] in LISTING_START and SOURCE_LISTING.match(text):
-            return  # a notebook traceback's source context: code, not output
         position = (self.source_index, lineno)
         hint = NO_HITS if hints is not None else None
         if hints is not None and lineno in hints:
             hint = hints[lineno]
         candidates, errorish = hint if hint is not None else self.filter.classify(text)
+        if (candidates is None or candidates or errorish) and text[:1] in LISTING_START and SOURCE_LISTING.match(text):
+            return  # a notebook traceback's source context: code, not output (tested only where a signal could count)
         if candidates is None or candidates:
             self._match_regexes(lineno, kind, text, position, candidates)
         if ("-packages/" in text or "-packages\\" in text) and (kind == "traceback" or text.lstrip().startswith("File ")):
