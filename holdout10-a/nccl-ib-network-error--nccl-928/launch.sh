@@ -1,0 +1,1 @@
+when i run `mpirun --allow-run-as-root -x PATH -x LD_LIBRARY_PATH -x NCCL_ALGO=Ring  -x NCCL_IB_GID_INDEX=3 -x NCCL_DEBUG=trace -x CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 --host <ip5>,<ip4>,<ip3>,<ip2>,<ip1> ./build/all_reduce_perf -b 8 -e 5G -f 2 -g 8`   
