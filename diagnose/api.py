@@ -15,7 +15,7 @@ from diagnose.engine.match import ErrorLine, Matcher
 from diagnose.errors import InputError
 from diagnose.kb import compat, compiled
 from diagnose.kb.compiled import KnowledgeBase
-from diagnose.model import Diagnosis, Evidence, Facts, Skipped, walk
+from diagnose.model import Diagnosis, Evidence, Facts, Finding, Skipped, walk
 from diagnose.remedy.plan import make_plan
 
 MAX_UNMATCHED = 5
@@ -116,9 +116,31 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     diagnosis.plan = make_plan(diagnosis.findings, facts, kb.compat)
     diagnosis.unmatched_errors = _unmatched(exceptions, matcher, diagnosis)
     catalog_notes.annotate_unmatched(diagnosis.unmatched_errors, kb)
+    if not diagnosis.findings and diagnosis.unmatched_errors:
+        diagnosis.findings = _nearest_guess(diagnosis, facts, kb)
     for note in sorted(set(matcher.timeouts)):
         diagnosis.skipped.append(Skipped("regex", note))
     return diagnosis
+
+
+def _nearest_guess(diagnosis: Diagnosis, facts: Facts, kb: KnowledgeBase) -> list[Finding]:
+    """No signature matched: the known cause the unexplained errors are worded nearest to, as a guess."""
+    from diagnose.engine import nearest
+
+    guess = nearest.nearest(diagnosis.unmatched_errors, kb, {v.rule_id for v in diagnosis.rejected})
+    if guess is None:
+        return []
+    words = ", ".join(guess.shared)
+    reasons = [
+        f"· no known signature of this cause matched: the unexplained error shares its rarest words ({words}) "
+        f"with how this cause is worded in the knowledge base; a guess by similarity, next nearest "
+        f"{guess.runner_up}. Run its verify step to know; a log of the failing step would settle it",
+    ]
+    candidate = rank.Candidate(kb.rules[guess.rule_id], guess.confidence, guess.evidence, reasons,
+                               first=(0, guess.evidence[0].line if guess.evidence else 0))
+    finding = rank.to_finding(candidate, facts)
+    finding.rank = 1
+    return [finding]
 
 
 def _nothing_readable(diagnosis: Diagnosis) -> str:

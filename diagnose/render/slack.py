@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from diagnose import __version__
+from diagnose.engine import nearest
 from diagnose.model import Diagnosis, Evidence, Finding
 from diagnose.render import environment
 
@@ -32,7 +33,8 @@ def message(diagnosis: Diagnosis) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = []
     if diagnosis.findings:
         top = diagnosis.findings[0]
-        blocks.append(header(f"Root cause: {top.title}"))
+        lead = "Nearest known cause (a guess)" if nearest.is_guess(top) else "Root cause"
+        blocks.append(header(f"{lead}: {top.title}"))
         if diagnosis.plan:
             blocks.append(section("*Plan* (one set of versions for every finding)",
                                   [f"`{escape(step['run'])}`" for step in diagnosis.plan.steps[:3]]
@@ -42,7 +44,7 @@ def message(diagnosis: Diagnosis) -> dict[str, Any]:
         if others:
             blocks.append({"type": "divider"})
             blocks += _others(others)
-        fallback = f"Root cause: {top.title} ({top.rule_id}, confidence {top.confidence:.2f})"
+        fallback = f"{lead}: {top.title} ({top.rule_id}, confidence {top.confidence:.2f})"
     else:
         blocks.append(header("No known failure found"))
         fallback = "diagnose: no known failure found"

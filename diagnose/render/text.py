@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import textwrap
 
+from diagnose.engine import nearest
 from diagnose.model import Diagnosis, Finding, Plan
 
 FULL = 3  # findings shown with evidence, fix and verify; the rest get one line each
@@ -44,6 +45,8 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
     n = len(diagnosis.findings)
     if predicted:
         what = f"{n} predicted failure{'s' if n != 1 else ''}" if findings else "no known failure predicted"
+    elif findings and nearest.is_guess(findings[0]):
+        what = "no known signature matched; the nearest known cause by wording, a guess (below)"
     elif findings:
         what = "1 root cause" if n == 1 else f"{n} candidate root causes"
     elif diagnosis.unmatched_errors:
