@@ -157,6 +157,9 @@ def _complete_facts(facts: Facts, kb: KnowledgeBase) -> None:
     for gpu in facts.gpus:
         if gpu.compute_capability is None and gpu.name:
             gpu.compute_capability = compat.compute_capability(table, gpu.name)
+    for name, stated in facts.stated_gpus.items():
+        if cc := compat.stated_compute_capability(table, name):
+            stated["compute_capability"] = cc
 
 
 def _unmatched(exceptions: list[ErrorLine], matcher: Matcher, diagnosis: Diagnosis) -> list[Evidence]:

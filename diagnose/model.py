@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = "2.0"  # 2.0: reasons as {effect, text}, verified_by as {seed | url | reproduction, note}
+MAX_STATED_GPUS = 8  # GPU models named in prose: a few, never a table's worth
 MAX_GPUS = 1024  # GPUs one diagnosis keeps: more than any host has
 
 
@@ -144,6 +145,10 @@ class Facts:
     package_sources: dict[str, str] = field(default_factory=dict)
     seen_packages: dict[str, str] = field(default_factory=dict)
     foreign_sources: list[str] = field(default_factory=list)
+    # GPU models an environment description names (a bug report's `GPU: 2080Ti`, an issue form's `### GPU model`),
+    # each with where it was read and, once known, its compute capability: what the reporter says the machine
+    # has, not what a process saw; used only where no artifact lists the GPUs themselves
+    stated_gpus: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def merge(self, other: Facts, source: str | None = None) -> None:
         """Fold another artifact's facts into these; the first known value of a scalar wins."""
@@ -176,6 +181,9 @@ class Facts:
             for gpu, row in getattr(other, attr).items():
                 getattr(self, attr).setdefault(gpu, {}).update(row)
         self.model_types.extend(m for m in other.model_types if m not in self.model_types)
+        for name, stated in other.stated_gpus.items():
+            if len(self.stated_gpus) < MAX_STATED_GPUS:
+                self.stated_gpus.setdefault(name, stated)
         for name, value in other.env.items():
             self.env.setdefault(name, value)
 
@@ -212,7 +220,16 @@ class Facts:
         return source is not None and any(source.startswith(prefix) for prefix in self.foreign_sources)
 
     def compute_capabilities(self) -> list[str]:
-        return [g.compute_capability for g in self.gpus if g.compute_capability]
+        """The GPUs' compute capabilities; where no artifact lists a GPU, those of the GPUs a report names."""
+        seen = [g.compute_capability for g in self.gpus if g.compute_capability]
+        if seen or any(g.name for g in self.gpus):
+            return seen
+        return [s["compute_capability"] for s in self.stated_gpus.values() if s.get("compute_capability")]
+
+    def gpu_names(self) -> tuple[list[str], bool]:
+        """The GPUs' names, and whether they are only the ones a report names (no artifact lists a GPU)."""
+        seen = [g.name for g in self.gpus if g.name]
+        return (seen, False) if seen else (list(self.stated_gpus), bool(self.stated_gpus))
 
 
 @dataclass

@@ -44,6 +44,15 @@ COLLECT_ENV = {
     "CUDA Driver": "cuda_driver",
     "Libc version": "glibc",  # torch collect_env: "Libc version: glibc-2.35"
 }
+# a report's environment line naming the GPU: "GPU：2080Ti", "- GPUs: 4 x NVIDIA H20", "**NVIDIA GPU**:RTX 4060 Laptop"
+STATED_GPU = lazy_re.compile(
+    r"^\W{0,6}(?:NVIDIA\s+)?(?:GPUs?|GPU\s+(?:model|type|name|hardware)s?|Graphics(?:\s+card)?|显卡(?:型号)?|GPU型号)"
+    r"\W{0,4}?\s*[:：]\s*\**\s*(?P<value>[^|:：]{2,80}?)[\s*]*$", regex.IGNORECASE)
+LOOKS_LIKE_GPU = lazy_re.compile(
+    r"(?i)nvidia|geforce|\b[rg]tx|tesla|quadro|titan|jetson|(?<![\w.])(?:[ABHLTVP]\d{1,3}|GB\d{2,3}|B[23]00|A\d{4})(?![\w.])"
+    r"|(?<![\w.])(?:[2-5]0[5-9]0|1[0-6][5-8]0)\s*(?:ti|super)?(?![\w.])")
+STATED_GPU_HEADINGS = {"gpu", "gpus", "gpu model", "gpu models", "gpu type", "gpu name", "graphics card", "nvidia gpu",
+                       "gpu hardware"}
 GLIBC_IN_PLATFORM = lazy_re.compile(r"-with-glibc(\d+\.\d+)\b|\bldd \(.{0,60}\) (\d+\.\d+)\s*$", module=regex)
 
 
@@ -86,6 +95,8 @@ def line_facts(line: str) -> Facts | None:
             facts = Facts(module_params={m[1]: {m[2]: m[3]}})
     elif ":" in line and (key := line.split(":", 1)[0].strip()) in COLLECT_ENV:
         facts = _collect_env_fact(COLLECT_ENV[key], line.split(":", 1)[1].strip())
+    elif ("GPU" in line or "gpu" in line or "显卡" in line or "Graphics" in line) and (m := STATED_GPU.match(line)):
+        facts = stated_gpu(m["value"])
     elif line[:1].isupper() and "=" in line and (m := ENV_LINE.match(line)):
         facts = Facts(env={m[1]: m[2]})
     elif '"model_type"' in line:
@@ -96,6 +107,14 @@ def line_facts(line: str) -> Facts | None:
     if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)
     return facts
+
+
+def stated_gpu(value: str) -> Facts | None:
+    """The GPU model a report names, if the value looks like one (not "16", "N/A" or "Nvidia (CUDA)")."""
+    value = value.strip(" *`")
+    if not LOOKS_LIKE_GPU.search(value) or value.lower().startswith(("n/a", "none", "no ", "cpu")):
+        return None
+    return Facts(stated_gpus={value: {}})
 
 
 def _collect_env_fact(what: str, value: str) -> Facts | None:
@@ -321,6 +340,8 @@ def issue_form_fact(heading: str, value: str) -> Facts | None:
         m = UNAME.match(value) or LINUX_VERSION.search(value)
         release = m[1] if m else value.split()[0]
         return Facts(kernel_release=release) if regex.match(r"\d+\.\d+", release) else None
+    if h.strip(" *:") in STATED_GPU_HEADINGS:
+        return stated_gpu(value)
     if "driver version" in h or "kernel modules version" in h:
         m = regex.search(r"\b(\d{3}\.\d+(?:\.\d+)?)\b", value)
         if not m:

@@ -214,12 +214,17 @@ class _Scanner:
         self._fell_through = True
         return self.tracker.feed(lineno, text)
 
-    def _issue_form(self, text: str) -> None:
+    def _where_stated(self, found: Facts, lineno: int) -> None:
+        for stated in found.stated_gpus.values():
+            stated.setdefault("where", f"line {lineno} of {self.source.name}")
+
+    def _issue_form(self, lineno: int, text: str) -> None:
         """GitHub issue forms: `### Kernel Release` then the value on the next nonblank line."""
         if text.startswith("### "):
             self.heading = text[4:].strip()
         elif self.heading and text.strip():
             if found := host.issue_form_fact(self.heading, text.strip()):
+                self._where_stated(found, lineno)
                 self.result.facts.merge(found)
             self.heading = None
 
@@ -236,7 +241,7 @@ class _Scanner:
 
     def _parse(self, lineno: int, text: str) -> str:
         if text.startswith("### ") or self.heading:
-            self._issue_form(text)
+            self._issue_form(lineno, text)
         template = None
         if self.block is None:
             # a line of the same template (numbers masked) as one that started no block and stated no fact
@@ -251,6 +256,7 @@ class _Scanner:
             if found := host.line_facts(text):
                 for xid in found.xids:
                     xid.source, xid.line = self.source.name, lineno
+                self._where_stated(found, lineno)
                 self.result.facts.merge(found)
         if template is not None and self._fell_through and found is None and self.block is None:
             if len(self.plain) >= PLAIN_TEMPLATES:

@@ -66,12 +66,12 @@ def evaluate(
         if not ccs:
             return None, "GPU compute capability unknown", {}
         holds = any(satisfies(cc, value) for cc in ccs)
-        return holds, f"GPU compute capability {', '.join(sorted(set(ccs)))} vs {value}", {}
+        return holds, f"GPU compute capability {', '.join(sorted(set(ccs)))} vs {value}{_stated(facts)}", {}
     if subject == "gpu_name":
-        names = [g.name for g in facts.gpus if g.name]
+        names, stated = facts.gpu_names()
         if not names:
             return None, "GPU model unknown", {}
-        return any(regex.search(value, n) for n in names), f"GPU {names[0]}", {}
+        return any(regex.search(value, n) for n in names), f"GPU {names[0]}{_stated(facts) if stated else ''}", {}
     if subject in ("driver_version", "cuda_driver_version", "torch_cuda"):
         known = getattr(facts, subject)
         label = subject.replace("_", " ")
@@ -119,6 +119,14 @@ def evaluate(
             return None, "GPU count unknown", {}
         return satisfies(str(len(facts.gpus)), value), f"{len(facts.gpus)} GPU(s)", {}
     return None, f"unknown subject {subject}", {}
+
+
+def _stated(facts: Facts) -> str:
+    """Where the GPU came from when no artifact lists one: the report's own words."""
+    if facts.gpus and any(g.name or g.compute_capability for g in facts.gpus) or not facts.stated_gpus:
+        return ""
+    name, stated = next(iter(facts.stated_gpus.items()))
+    return f" (the GPU the report names: {name}, {stated.get('where', 'in the inputs')})"
 
 
 def foreign_source(cond: dict[str, Any], facts: Facts) -> str | None:

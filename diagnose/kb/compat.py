@@ -157,6 +157,27 @@ def compute_capability(table: dict[str, Any] | None, name: str) -> str | None:
     return None
 
 
+# a consumer card as people write it: "2080Ti", "rtx 4090", "RTX 4060 Laptop", "4*4090", "GTX1080"
+CONSUMER_CARD = lazy_re.compile(r"(?i)(?<![\w.])(?:geforce\s*)?(?:(rtx|gtx)\s*)?((?:[2-5]0[5-9]0)|(?:1[0-6][5-8]0)|(?:[6-9][5-8]0))\s*(ti|super)?(?![\w.])")
+COUNT = lazy_re.compile(r"^\s*\d+\s*[x×*]\s*|(?:\s+[x×]|\s*\*)\s*\d+\s*$")
+
+
+def stated_compute_capability(table: dict[str, Any] | None, text: str) -> str | None:
+    """The compute capability of a GPU as a report names it (no "NVIDIA", a count, a consumer card's bare
+    number), or None when the table does not know it."""
+    name = COUNT.sub("", text).strip(" *`")
+    for candidate in (name, f"NVIDIA {name}"):
+        if cc := compute_capability(table, candidate):
+            return cc
+    m = CONSUMER_CARD.search(name)
+    if m:
+        number = int(m[2])
+        family = (m[1] or ("RTX" if number >= 2000 else "GTX")).upper()
+        suffix = f" {m[3].capitalize() if m[3].lower() == 'ti' else 'SUPER'}" if m[3] else ""
+        return compute_capability(table, f"GeForce {family} {number}{suffix}")
+    return None
+
+
 def ask(name: str, tables: dict[str, dict[str, Any]], facts: Facts, groups: dict[str, str]) -> Answer:
     table = tables.get(name)
     if name == "torch-torchvision":

@@ -1,0 +1,62 @@
+"""The GPU a report names (a bug template's `GPU:` line, an issue form's GPU field) is a fact with its source:
+it decides compute-capability conditions where no artifact lists the GPUs, and never counts as a GPU seen."""
+
+from __future__ import annotations
+
+import pytest
+
+from diagnose import api
+
+BF16 = "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n"
+
+
+@pytest.mark.parametrize("line, name, cc", [
+    ("GPU：2080Ti", "2080Ti", "7.5"),  # LMFlow#88, a full-width colon
+    ("- GPUs: 4 x NVIDIA H100 80GB HBM3", "4 x NVIDIA H100 80GB HBM3", "9.0"),
+    ("**NVIDIA GPU**:RTX 4060 Laptop", "RTX 4060 Laptop", "8.9"),  # TensorRT's issue template
+    ("GPU: Tesla V100-SXM2-16GB", "Tesla V100-SXM2-16GB", "7.0"),
+])
+def test_a_gpu_line_of_a_report_states_the_gpu_and_its_compute_capability(line, name, cc, kb):
+    facts = api.diagnose_texts([("report.md", f"{line}\n{BF16}")], kb=kb).facts
+    assert facts.stated_gpus[name]["compute_capability"] == cc
+    assert facts.stated_gpus[name]["where"] == "line 1 of report.md"
+    assert facts.gpus == []  # named, not seen
+
+
+@pytest.mark.parametrize("line", ["GPU VRAM: 16", "GPU vendor: Nvidia (CUDA)", "GPUs: 8", "GPU: N/A", "GPU: none"])
+def test_lines_that_do_not_name_a_gpu_model_state_nothing(line, kb):
+    assert api.diagnose_texts([("report.md", f"{line}\n")], kb=kb).facts.stated_gpus == {}
+
+
+def test_an_issue_forms_gpu_field_states_the_gpu(kb):
+    form = "### GPU vendor\n\nNvidia (CUDA)\n\n### GPU model\n\nrtx 4090\n\n### GPU VRAM\n\n16\n"
+    facts = api.diagnose_texts([("issue.md", form)], kb=kb).facts
+    assert list(facts.stated_gpus) == ["rtx 4090"]
+    assert facts.stated_gpus["rtx 4090"]["compute_capability"] == "8.9"
+
+
+def test_the_named_gpu_decides_a_compute_capability_condition_and_says_where_it_came_from(kb):
+    newer = api.diagnose_texts([("report.md", "GPU: A100\n" + BF16)], kb=kb)
+    assert not any(f.rule_id == "bf16-unsupported-gpu" for f in newer.findings)
+    assert any(v.rule_id == "bf16-unsupported-gpu" and "the GPU the report names: A100" in v.reason
+               for v in newer.rejected)
+    older = api.diagnose_texts([("report.md", "GPU: T4\n" + BF16)], kb=kb)
+    assert older.findings[0].rule_id == "bf16-unsupported-gpu"
+    assert any("the GPU the report names: T4" in r for r in older.findings[0].reasons)
+
+
+def test_a_gpu_an_artifact_lists_outranks_the_one_a_report_names(kb):
+    smi = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-00000000-0000-0000-0000-000000000000)\n"
+    d = api.diagnose_texts([("report.md", "GPU: T4\n" + BF16), ("nvidia-smi-L.txt", smi)], kb=kb)
+    assert d.facts.compute_capabilities() == ["8.0"]
+    assert not any(f.rule_id == "bf16-unsupported-gpu" for f in d.findings)
+
+
+def test_a_named_gpu_is_not_a_gpu_seen_by_the_process(kb):
+    # "the GPUs are listed" argues against a driver that is not loaded; a report naming its GPU does not
+    text = "GPU: GeForce RTX 3090\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. " \
+           "Make sure that the latest NVIDIA driver is installed and running.\n"
+    d = api.diagnose_texts([("report.md", text)], kb=kb)
+    assert d.facts.gpus == []
+    assert d.findings and d.findings[0].rule_id in {"nvidia-driver-not-loaded", "no-gpu-visible"}
+    assert not any("GPU(s)" in r for r in d.findings[0].reasons)
