@@ -1,0 +1,1 @@
+xinference launch --model-engine vllm --model-name deepseek-r1-distil1-gwen --model path /data/models/DeepSeek-R1-Distil1-Qwen-328 --n-gpu 4 --size-in-billions 32 --model-format pytorch --max_model_len 4096 --dtype half

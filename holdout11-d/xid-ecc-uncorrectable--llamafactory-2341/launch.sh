@@ -1,0 +1,18 @@
+CUDA_VISIBLE_DEVICES=0 python src/train_bash.py \
+    --stage pt \
+    --model_name_or_path /home/user/project/BLOOM-3B \
+    --do_train \
+    --dataset pre_train_dummy_data \
+    --finetuning_type full \
+    --lora_target query_key_value \
+    --output_dir /home/user/project/LLaMA-Factory/saves/pre_train/full/BLOOM-3B/pt-10 \
+    --overwrite_cache \
+    --per_device_train_batch_size 2 \
+    --gradient_accumulation_steps 4 \
+    --lr_scheduler_type cosine \
+    --logging_steps 10 \
+    --save_steps 500 \
+    --learning_rate 0.0001 \
+    --num_train_epochs 1.0 \
+    --plot_loss \
+    --fp16 \
