@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import regex
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 from diagnose.kb import docs, lint, loader
 from diagnose.kb.lint import _signal_matches
@@ -180,3 +180,16 @@ def test_lint_flags_rival_findings_on_a_fixture(tmp_path: Path):
                for i in issues), issues
     (case / "expected.yaml").write_text("source: reproduction\nhow: test\nfirst: aa\nalso: [bb]\n")
     assert not rival_findings(tmp_path / "fixtures", kb)
+
+
+def test_a_case_folder_with_invalid_yaml_is_one_line_naming_the_file_and_line(tmp_path):
+    case = tmp_path / "disk-full--broken"
+    case.mkdir()
+    # a `how:` left unquoted with ': ' inside, as a collector wrote six of holdout11's
+    (case / "expected.yaml").write_text("source: https://example.org/1\nhow: cut at: the end\nfirst: disk-full\n")
+    (case / "log.txt").write_text("OSError: [Errno 28] No space left on device\n")
+    result = run_cli("rules", "test", "--fixtures", str(tmp_path))
+    assert result.returncode == 2
+    err = result.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "expected.yaml:2" in err[0] and "not valid YAML" in err[0]
+    assert b"Traceback" not in result.stderr

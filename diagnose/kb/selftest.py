@@ -55,9 +55,19 @@ class CaseResult:
 def find_cases(root: Path) -> list[Case]:
     import yaml
 
+    from diagnose.errors import DiagnoseError
+
     cases = []
     for expected in sorted(root.rglob("expected.yaml")):
-        data = yaml.safe_load(expected.read_text(encoding="utf-8")) or {}
+        try:
+            data = yaml.safe_load(expected.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{expected}:{mark.line + 1}" if mark is not None else str(expected)
+            raise DiagnoseError(f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc}); "
+                                f"quote a value that holds ': '") from None
+        if not isinstance(data, dict):
+            raise DiagnoseError(f"{expected}: expected a mapping (source, how, kind, first or healthy)")
         cases.append(Case(expected.parent, data))
     return cases
 
