@@ -20,13 +20,15 @@ releases are found by their names, not their positions:
 from __future__ import annotations
 
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
-import xml.etree.ElementTree as ET
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diagnose import lazy_re
 from diagnose.artifacts.numbers import to_int
 from diagnose.artifacts.nvidia_smi import _bus
 from diagnose.model import GPU, Facts
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 # `[^:]+:`, not `[^:]+?\s*:`: linear; the caller strips the key, and tests for ':' before matching
 KEY_VALUE = lazy_re.compile(r"^(\s*)([^:]+):\s*(.*)$", module=regex)
@@ -150,6 +152,8 @@ def parse_xml(text: str) -> Facts | None:
     start = text.find("<nvidia_smi_log")
     if start < 0:
         return None
+    import xml.etree.ElementTree as ET  # here, not at import: only `nvidia-smi -q -x` needs it
+
     try:
         root = ET.fromstring(text[start:])
     except ET.ParseError:

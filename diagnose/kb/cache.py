@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,8 @@ def write(path: Path, obj: Any, pattern: str = "kb-*.pickle", keep: int = KEEP) 
     """Write atomically, then keep only the `keep` most recently used files matching `pattern`."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only when the cache is written: importing it costs every run a few ms
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".kb-")
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
