@@ -255,6 +255,14 @@ class Finding:
     catalog: list[CatalogNote] = field(default_factory=list)  # the catalogued Xids / CUDA errors it names
 
 
+GUESS_SIGNAL = "nearest-known-wording"  # evidence of a finding offered by similarity, not by a signature (engine/nearest.py)
+
+
+def is_guess(finding: Finding) -> bool:
+    """A finding offered because the unexplained errors are worded nearest to its cause, not matched by a signature."""
+    return bool(finding.evidence) and all(e.signal == GUESS_SIGNAL for e in finding.evidence)
+
+
 def walk(findings: list[Finding]) -> Iterator[Finding]:
     """Every finding and, depth first, the symptoms folded under it."""
     for finding in findings:

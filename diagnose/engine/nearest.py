@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from diagnose import lazy_re
 from diagnose.kb.compiled import KnowledgeBase
-from diagnose.model import Evidence
+from diagnose.model import GUESS_SIGNAL, Evidence, is_guess  # noqa: F401 (is_guess: for callers of this module)
 
-SIGNAL = "nearest-known-wording"  # the signal name its evidence carries (renderers say "a guess")
+SIGNAL = GUESS_SIGNAL  # the signal name its evidence carries (renderers say "a guess")
 MIN_SCORE = 10.0  # BM25 score of the nearest rule (a few rare shared words)
 MIN_RATIO = 1.3  # ... and this much above the next rule's
 CONFIDENCE = (0.35, 0.5)  # at MIN_RATIO, and at twice it or more
@@ -137,9 +137,3 @@ def nearest(unmatched: list[Evidence], kb: KnowledgeBase, rejected: set[str]) ->
     evidence = [Evidence(e.source, e.line, e.text, SIGNAL, e.kind, e.time)
                 for e in lines if set(words_of(e.text)) & set(shared)]
     return Guess(rid, round(confidence, 3), evidence, shared[:SHOWN_WORDS], runner_up, score, second)
-
-
-def is_guess(finding: object) -> bool:
-    """A finding offered by similarity, not by a signature."""
-    evidence = getattr(finding, "evidence", None) or []
-    return bool(evidence) and all(e.signal == SIGNAL for e in evidence)

@@ -10,8 +10,7 @@ GitHub, pandoc and MkDocs' Python-Markdown render the same document.
 from __future__ import annotations
 
 from diagnose import __version__
-from diagnose.engine import nearest
-from diagnose.model import Diagnosis
+from diagnose.model import Diagnosis, is_guess
 from diagnose.render import environment, incident
 from diagnose.render.md_finding import finding as _finding
 from diagnose.render.md_text import MAX_CELL, MAX_QUOTE, _cut, _where, cell, code, fence, prose
@@ -72,7 +71,7 @@ def _summary(d: Diagnosis) -> list[str]:
     if d.findings:
         top = d.findings[0]
         symptoms = ", ".join(code(s.rule_id) for s in top.symptoms)
-        guess = nearest.is_guess(top)
+        guess = is_guess(top)
         out.append(
             f"{'No known signature matched. The nearest known cause by wording (a guess) is' if guess else 'The root cause is'} **{prose(top.title)}** ({code(top.rule_id)}, severity {top.severity}, "
             f"confidence {top.confidence:.2f})" + (f"; it also explains {symptoms}." if symptoms else ".")

@@ -12,8 +12,7 @@ import json
 from typing import Any
 
 from diagnose import __version__
-from diagnose.engine import nearest
-from diagnose.model import Diagnosis, Evidence, Finding
+from diagnose.model import Diagnosis, Evidence, Finding, is_guess
 from diagnose.render import environment
 
 MAX_BLOCKS = 50
@@ -33,7 +32,7 @@ def message(diagnosis: Diagnosis) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = []
     if diagnosis.findings:
         top = diagnosis.findings[0]
-        lead = "Nearest known cause (a guess)" if nearest.is_guess(top) else "Root cause"
+        lead = "Nearest known cause (a guess)" if is_guess(top) else "Root cause"
         blocks.append(header(f"{lead}: {top.title}"))
         if diagnosis.plan:
             blocks.append(section("*Plan* (one set of versions for every finding)",

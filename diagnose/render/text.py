@@ -10,8 +10,7 @@ from __future__ import annotations
 import shutil
 import textwrap
 
-from diagnose.engine import nearest
-from diagnose.model import Diagnosis, Finding, Plan
+from diagnose.model import Diagnosis, Finding, Plan, is_guess
 
 FULL = 3  # findings shown with evidence, fix and verify; the rest get one line each
 SEVERITY_COLOUR = {"critical": "31;1", "high": "31", "medium": "33", "low": "36", "info": "37"}
@@ -45,7 +44,7 @@ def render(diagnosis: Diagnosis, colour: bool = False, explain: bool = False, to
     n = len(diagnosis.findings)
     if predicted:
         what = f"{n} predicted failure{'s' if n != 1 else ''}" if findings else "no known failure predicted"
-    elif findings and nearest.is_guess(findings[0]):
+    elif findings and is_guess(findings[0]):
         what = "no known signature matched; the nearest known cause by wording, a guess (below)"
     elif findings:
         what = "1 root cause" if n == 1 else f"{n} candidate root causes"
