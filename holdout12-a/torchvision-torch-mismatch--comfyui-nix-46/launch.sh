@@ -1,0 +1,1 @@
+nix run github:utensils/comfyui-nix#rocm -- --enable-manager
