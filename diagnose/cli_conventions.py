@@ -17,7 +17,8 @@ EXIT_CODES = [
     ("0", "nothing found (or --exit-zero)"),
     ("1", "a root cause found; for preflight, a failure predicted; for verify, a check failed"),
     ("2", "a usage or input error (one line on stderr)"),
-    ("3", "no known cause, but error lines no rule explains; for preflight, a check it was asked for could not run"),
+    ("3", "no known cause, but error lines no rule explains (also when the only finding is a guess by wording); "
+          "for preflight, a check it was asked for could not run"),
 ]
 ENVIRONMENT = [
     ("NO_COLOR", "no colour (https://no-color.org); also TERM=dumb"),

@@ -10,6 +10,7 @@ from typing import Any
 
 from diagnose.cli_errors import say
 from diagnose.errors import EXIT_CLEAN, EXIT_FOUND, EXIT_UNEXPLAINED
+from diagnose.model import is_guess
 
 
 def run(paths: list[str], fmt: str = "text", output: str | None = None, top: int | None = None,
@@ -65,8 +66,8 @@ def emit(diagnosis: Any, fmt: str, output: str | None, color: str, explain: bool
 
 def exit_code(diagnosis: Any, predicted: bool = False) -> int:
     """1 a cause found (predicted); 3 none, but errors no rule explains (a preflight: checks it was asked
-    for could not run); 0 clean. A CI gate can trust 0."""
-    if diagnosis.findings:
+    for could not run), also when the only finding is a guess by wording; 0 clean. A CI gate can trust 0."""
+    if diagnosis.findings and not all(is_guess(f) for f in diagnosis.findings):
         return EXIT_FOUND
     if predicted:
         unchecked = [s for s in diagnosis.skipped if s.source.startswith(("preflight:", "model "))]

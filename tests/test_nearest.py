@@ -6,7 +6,8 @@ import copy
 
 from conftest import FIXTURES
 
-from diagnose import api
+from diagnose import api, cli_run
+from diagnose.errors import EXIT_UNEXPLAINED
 from diagnose.engine import nearest
 from diagnose.kb.selftest import Case
 from diagnose.model import Evidence
@@ -45,6 +46,8 @@ def test_a_failure_no_signature_matches_gets_the_nearest_known_cause_as_a_guess(
     assert "a guess" in text.render(diagnosis).splitlines()[0]
     assert "a guess" in markdown.render(diagnosis)
     assert "(a guess)" in slack.message(diagnosis)["text"]
+    # no known cause matched: the exit code says "errors no rule explains" (3), not "a cause found" (1)
+    assert cli_run.exit_code(diagnosis) == EXIT_UNEXPLAINED
 
 
 def test_with_its_signatures_the_same_log_is_named_by_them_not_guessed(kb):
