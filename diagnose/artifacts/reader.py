@@ -129,14 +129,29 @@ class TextSource:
             ranges: list[tuple[int, int, int, Any]] = [(0, 0, carry - 1, carry_more)] if carry else []
             last_offset, last_index = 0, 0
             pids_by_line: dict[int, set[int]] = {}
+            # hits come in offset order; those on the line of the previous hit (a line that an error
+            # pattern and a signal or two all match) share its index, start and pid set: the newline
+            # counting is done once per line, and a second context-free range of one line is not added
+            line_end, line_pids, start = -1, set(), 0
             for end, context, pid in sorted(prefilter.hits(chunk)):
                 at = max(end - 1, 0)
-                last_index += chunk.count(b"\n", last_offset, at)
-                last_offset = at
-                start = chunk.rfind(b"\n", 0, at) + 1
-                rule = prefilter.context_rule(pid, chunk[start:at + 1]) if context else None
+                if at > line_end:
+                    last_index += chunk.count(b"\n", last_offset, at)
+                    last_offset = at
+                    start = chunk.rfind(b"\n", 0, at) + 1
+                    line_end = chunk.find(b"\n", at)
+                    if line_end < 0:
+                        line_end = len(chunk)
+                    line_pids = pids_by_line[last_index] = {pid}
+                    if not context:
+                        ranges.append((start, last_index, last_index, None))
+                        continue
+                else:
+                    line_pids.add(pid)
+                    if not context:
+                        continue
+                rule = prefilter.context_rule(pid, chunk[start:at + 1])
                 ranges.append((start, last_index, last_index + context, rule))
-                pids_by_line.setdefault(last_index, set()).add(pid)
             self.line_hints = {base + i + 1: prefilter.line_hint(p) for i, p in pids_by_line.items()}
             # one pass over the chunk counts its lines: up to the last hit above, the rest here
             n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)

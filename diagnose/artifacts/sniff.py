@@ -246,7 +246,7 @@ class _Scanner:
         if self.block is None:
             # a line of the same template (numbers masked) as one that started no block and stated no fact
             # does neither: only the traceback tracker needs to see it (an assert burst, a request loop)
-            template = text.translate(pylog.TEMPLATE)
+            template = pylog.template(text)
             if template in self.plain:
                 return self.tracker.feed(lineno, text)
         self._fell_through = False

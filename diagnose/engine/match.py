@@ -157,7 +157,7 @@ class Matcher:
         if not self.fuzzy_signals:
             return
         key = text.strip()[:FUZZY_MAX_LINE]
-        template = (kind, key.translate(pylog.TEMPLATE))  # lines that differ in numbers only: scored once
+        template = (kind, pylog.template(key))  # lines that differ in numbers only: scored once
         verdict = self.fuzzy_seen.get(template)
         if verdict is None:
             if len(self.fuzzy_seen) >= MAX_FUZZY_CACHE:
