@@ -69,6 +69,9 @@ def test_state_lines_are_not_failures_and_give_no_guess(kb):
         Evidence("nvidia-smi-q", 40, "        Uncorrectable Error                     : 0", "error", "nvidia-smi-q"),
         Evidence("pip", 3, "pytest-timeout==2.5.0", "error", "pip-freeze"),
         Evidence("log", 9, "vm:618:618 [0] NCCL INFO Failed to initialize NET plugin IB", "error", "server-log"),
+        # a warning a healthy multi-node job prints (an HPC site's documented PyTorch run)
+        Evidence("log", 1, "[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
+                 "[node1.example.org]:3442 (errno: 97 - Address family not supported by protocol).", "error", "server-log"),
     ]
     assert nearest.nearest(state, kb, set()) is None
 

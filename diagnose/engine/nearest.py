@@ -12,7 +12,7 @@ Never offered:
 - a rule the evidence was already weighed for and rejected (diagnosis.rejected): the KB judged it;
 - a rule one of whose `examples.no_match` lines an error line resembles: the KB says that line is not it;
 - from lines of package lists, nvidia-smi tables, collect_env dumps or a bundle's manifest, nor from INFO
-  lines or counters that read 0: those are the state of a system, not its failure.
+  or warning lines or counters that read 0: those are the state of a system, not its failure.
 
 Measured when it was built: on 218 logs of four holdouts, with the KB as it stood
 before any of them was collected, it named 10 of the 36 silent cases that had an unexplained error line,
@@ -42,7 +42,12 @@ SHOWN_WORDS = 5
 STATE_KINDS = frozenset({"pip-freeze", "pip-list", "pip-list-json", "collect-env", "nvidia-smi", "nvidia-smi-q",
                          "nvidia-smi-csv", "nvidia-smi-xml", "nvidia-smi-list", "nvidia-smi-topo", "bundle-manifest"})
 WORD = lazy_re.compile(r"[A-Za-z][A-Za-z0-9_+]{2,}")
-NOT_A_FAILURE = lazy_re.compile(r"\bINFO\b|:\s*0\s*$|Module Not Found|^\s*[\w.-]+==")
+NOT_A_FAILURE = lazy_re.compile(
+    r"\bINFO\b|:\s*0\s*$|Module Not Found|^\s*[\w.-]+=="
+    # warnings: c10d's "[W socket.cpp:697] ... cannot be initialized to connect to" on a healthy job, glog's W1201,
+    # Python's UserWarning (NCCL's own "NCCL WARN" is its error level and stays)
+    r"|^\s*\[W[ \]\d]|^W\d{4} |\bWARNING\b|\b[A-Z]\w*Warning:"
+)
 STOP = frozenset("""
 the and for with that this from not are was were has have had but you your can could would should will into its
 than then there their they them when what which while where who how also use used using been being does did only
@@ -128,7 +133,8 @@ def nearest(unmatched: list[Evidence], kb: KnowledgeBase, rejected: set[str]) ->
         return None
     from rapidfuzz import fuzz  # only here: importing it costs start-up time every run
 
-    if any(fuzz.token_set_ratio(e.text, example) >= NO_MATCH_LIKE for e in lines for example in idx.no_match[rid]):
+    # any unexplained line (a warning left out of the query too) that looks like one the KB says is not this cause
+    if any(fuzz.token_set_ratio(e.text, example) >= NO_MATCH_LIKE for e in unmatched for example in idx.no_match[rid]):
         return None
     ratio = score / second if second else 2 * MIN_RATIO
     low, high = CONFIDENCE
