@@ -219,17 +219,19 @@ class Facts:
         """Was this artifact's package list taken from another environment than the server's?"""
         return source is not None and any(source.startswith(prefix) for prefix in self.foreign_sources)
 
+    def gpus_only_stated(self) -> bool:
+        """No artifact names or rates a GPU, but a report names one: the GPU facts are the report's words."""
+        return bool(self.stated_gpus) and not any(g.name or g.compute_capability for g in self.gpus)
+
     def compute_capabilities(self) -> list[str]:
         """The GPUs' compute capabilities; where no artifact lists a GPU, those of the GPUs a report names."""
-        seen = [g.compute_capability for g in self.gpus if g.compute_capability]
-        if seen or any(g.name for g in self.gpus):
-            return seen
-        return [s["compute_capability"] for s in self.stated_gpus.values() if s.get("compute_capability")]
+        if self.gpus_only_stated():
+            return [s["compute_capability"] for s in self.stated_gpus.values() if s.get("compute_capability")]
+        return [g.compute_capability for g in self.gpus if g.compute_capability]
 
-    def gpu_names(self) -> tuple[list[str], bool]:
-        """The GPUs' names, and whether they are only the ones a report names (no artifact lists a GPU)."""
-        seen = [g.name for g in self.gpus if g.name]
-        return (seen, False) if seen else (list(self.stated_gpus), bool(self.stated_gpus))
+    def gpu_names(self) -> list[str]:
+        """The GPUs' names; where no artifact lists a GPU, the ones a report names."""
+        return list(self.stated_gpus) if self.gpus_only_stated() else [g.name for g in self.gpus if g.name]
 
 
 @dataclass

@@ -68,10 +68,10 @@ def evaluate(
         holds = any(satisfies(cc, value) for cc in ccs)
         return holds, f"GPU compute capability {', '.join(sorted(set(ccs)))} vs {value}{_stated(facts)}", {}
     if subject == "gpu_name":
-        names, stated = facts.gpu_names()
+        names = facts.gpu_names()
         if not names:
             return None, "GPU model unknown", {}
-        return any(regex.search(value, n) for n in names), f"GPU {names[0]}{_stated(facts) if stated else ''}", {}
+        return any(regex.search(value, n) for n in names), f"GPU {names[0]}{_stated(facts)}", {}
     if subject in ("driver_version", "cuda_driver_version", "torch_cuda"):
         known = getattr(facts, subject)
         label = subject.replace("_", " ")
@@ -123,7 +123,7 @@ def evaluate(
 
 def _stated(facts: Facts) -> str:
     """Where the GPU came from when no artifact lists one: the report's own words."""
-    if facts.gpus and any(g.name or g.compute_capability for g in facts.gpus) or not facts.stated_gpus:
+    if not facts.gpus_only_stated():
         return ""
     name, stated = next(iter(facts.stated_gpus.items()))
     return f" (the GPU the report names: {name}, {stated.get('where', 'in the inputs')})"
