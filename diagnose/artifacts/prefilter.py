@@ -54,6 +54,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
 ]
 FORM = 3  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
+MAX_HINTS = 4096  # distinct pattern sets whose line hints are kept (the cache starts over past it)
 LEADING_FLAGS = lazy_re.compile(r"^\(\?([aiLmsux]+)\)", module=regex)
 
 
@@ -105,6 +106,7 @@ class Prefilter:
         self.error_id = self.signal_count + structure.index(pylog.ERRORISH_PATTERN)
         self.ansi_id = self.signal_count + structure.index(ANSI_PATTERN)
         self.traceback_id = self.signal_count + structure.index(TRACEBACK_START)
+        self._hints: dict[frozenset[int], tuple[set[str], bool]] = {}  # line_hint by the set of patterns hit
         self._hs: Any = None
         self._slow: list[tuple[int, Any]] = []
         self._re2: Any = None  # (RE2 set, [(pattern id, RE2 pattern)]) where Hyperscan is absent
@@ -185,7 +187,13 @@ class Prefilter:
         line, whose text the signals see only after its ANSI codes are stripped."""
         if self.ansi_id in pids:
             return None
-        return {self.patterns[i].text for i in pids if i < self.signal_count}, self.error_id in pids
+        key = frozenset(pids)
+        hint = self._hints.get(key)
+        if hint is None:  # lines of one shape hit the same patterns: one hint (read-only) serves them all
+            if len(self._hints) >= MAX_HINTS:
+                self._hints.clear()
+            hint = self._hints[key] = ({self.patterns[i].text for i in pids if i < self.signal_count}, self.error_id in pids)
+        return hint
 
 
 class LineFilter:

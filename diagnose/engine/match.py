@@ -75,6 +75,7 @@ class Matcher:
         )
         self.hits: dict[str, list[Hit]] = defaultdict(list)
         self.counts: dict[int, int] = defaultdict(int)  # hits per signal, bounded by MAX_HITS_PER_SIGNAL
+        self.saturated: set[str] = set()  # patterns all of whose signals have MAX_HITS_PER_SIGNAL hits
         self.error_lines: list[ErrorLine] = []
         self.fuzzy_seen: dict[tuple[str, str], list[tuple[str, CompiledSignal]]] = {}  # by (kind, template)
         self.timeouts: list[str] = []
@@ -127,6 +128,8 @@ class Matcher:
         # the prefilter names the patterns that may match; without it, every signal is tried
         # candidates in the KB's order, as without the prefilter: the prefilter's set has no stable order (string
         # hashes differ per process), and the first of two signals matching one line is the one its evidence names
+        if candidates is not None and candidates <= self.saturated:
+            return  # every signal these patterns feed has all the hits it keeps (a burst of one line shape)
         signals = self.regex_signals if candidates is None else [
             pair for pattern in (sorted(candidates, key=lambda p: self.order.get(p, 1 << 30)) if len(candidates) > 1 else candidates)
             for pair in self.by_pattern.get(pattern, ())
@@ -147,6 +150,9 @@ class Matcher:
                 groups = {k: v for k, v in m.groupdict().items() if v}
                 hits.append(Hit(sig, evidence, groups, position))
                 self.counts[id(sig)] += 1
+                if self.counts[id(sig)] >= MAX_HITS_PER_SIGNAL and all(
+                        self.counts[id(other)] >= MAX_HITS_PER_SIGNAL for _, other in self.by_pattern[sig.regex]):
+                    self.saturated.add(sig.regex)
 
     def _error_line(
         self, lineno: int, kind: str, text: str, position: tuple[int, int], exception: bool
