@@ -7,10 +7,10 @@ import copy
 from conftest import FIXTURES
 
 from diagnose import api, cli_run
-from diagnose.errors import EXIT_UNEXPLAINED
 from diagnose.engine import nearest
+from diagnose.errors import EXIT_UNEXPLAINED
 from diagnose.kb.selftest import Case
-from diagnose.model import Evidence
+from diagnose.model import Evidence, is_guess
 from diagnose.render import markdown, slack, text
 
 
@@ -38,7 +38,7 @@ def test_a_failure_no_signature_matches_gets_the_nearest_known_cause_as_a_guess(
     assert diagnosis.findings, "the unexplained GSP lines should have been compared with the KB's wordings"
     guess = diagnosis.findings[0]
     assert guess.rule_id == "gsp-firmware-error"
-    assert nearest.is_guess(guess)
+    assert is_guess(guess)
     assert 0.3 <= guess.confidence <= 0.5  # a guess never reads like an established cause
     assert any("no known signature" in r and "next nearest" in r for r in guess.reasons)
     assert guess.fix and guess.verify  # the rule's own remedy and the step that tells whether the guess was right
@@ -53,7 +53,7 @@ def test_a_failure_no_signature_matches_gets_the_nearest_known_cause_as_a_guess(
 def test_with_its_signatures_the_same_log_is_named_by_them_not_guessed(kb):
     diagnosis = api.diagnose(_fixture("gsp-firmware-error--open-gpu-kernel-modules-1230"), kb=kb)
     assert diagnosis.findings[0].rule_id == "gsp-firmware-error"
-    assert not nearest.is_guess(diagnosis.findings[0])
+    assert not is_guess(diagnosis.findings[0])
     assert diagnosis.findings[0].confidence > 0.5
 
 
@@ -92,5 +92,5 @@ def test_healthy_and_near_miss_fixtures_get_no_guess(kb):
              if "healthy: true" in p.read_text(encoding="utf-8")]
     assert len(quiet) > 50
     guessed = [(c.name, f.rule_id) for c in quiet for f in api.diagnose(c.artifacts(), kb=kb).findings
-               if nearest.is_guess(f)]
+               if is_guess(f)]
     assert not guessed

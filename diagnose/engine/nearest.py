@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 from diagnose import lazy_re
 from diagnose.kb.compiled import KnowledgeBase
-from diagnose.model import GUESS_SIGNAL, Evidence, is_guess  # noqa: F401 (is_guess: for callers of this module)
+from diagnose.model import GUESS_SIGNAL, Evidence
 
-SIGNAL = GUESS_SIGNAL  # the signal name its evidence carries (renderers say "a guess")
 MIN_SCORE = 10.0  # BM25 score of the nearest rule (a few rare shared words)
 MIN_RATIO = 1.3  # ... and this much above the next rule's
 CONFIDENCE = (0.35, 0.5)  # at MIN_RATIO, and at twice it or more
@@ -48,13 +47,14 @@ NOT_A_FAILURE = lazy_re.compile(
     # Python's UserWarning (NCCL's own "NCCL WARN" is its error level and stays)
     r"|^\s*\[W[ \]\d]|^W\d{4} |\bWARNING\b|\b[A-Z]\w*Warning:"
 )
-STOP = frozenset("""
+_STOP_WORDS = """
 the and for with that this from not are was were has have had but you your can could would should will into its
 than then there their they them when what which while where who how also use used using been being does did only
 any all one two may might must our out via per each other some such more most very just like get got make error
 errors failed fail failure true false none null line file files python site packages package lib usr local home
 root info debug warning warn traceback recent call last self return raise module run running
-""".split())
+"""
+STOP = frozenset(_STOP_WORDS.split())
 
 
 @dataclass
@@ -64,8 +64,6 @@ class Guess:
     evidence: list[Evidence]
     shared: list[str]  # the query's words the rule's text has, rarest first
     runner_up: str
-    score: float
-    second: float
 
 
 class Index:
@@ -140,6 +138,6 @@ def nearest(unmatched: list[Evidence], kb: KnowledgeBase, rejected: set[str]) ->
     low, high = CONFIDENCE
     confidence = low + (high - low) * min(1.0, (ratio - MIN_RATIO) / MIN_RATIO)
     shared = sorted((w for w in query if w in idx.tf[rid]), key=lambda w: (-idx.idf[w], w))
-    evidence = [Evidence(e.source, e.line, e.text, SIGNAL, e.kind, e.time)
-                for e in lines if set(words_of(e.text)) & set(shared)]
-    return Guess(rid, round(confidence, 3), evidence, shared[:SHOWN_WORDS], runner_up, score, second)
+    evidence = [Evidence(e.source, e.line, e.text, GUESS_SIGNAL, e.kind, e.time)
+                for e in lines if not set(shared).isdisjoint(words_of(e.text))]
+    return Guess(rid, round(confidence, 3), evidence, shared[:SHOWN_WORDS], runner_up)
