@@ -6,7 +6,7 @@ import pytest
 from conftest import FIXTURES
 
 from diagnose import api
-from diagnose.artifacts import prefilter, reader
+from diagnose.artifacts import prefilter, reader, sniff
 from diagnose.kb.selftest import find_cases
 
 CASES = [c for c in find_cases(FIXTURES) if not c.expected.get("healthy")] + [
@@ -70,3 +70,29 @@ def test_block_mode_keeps_true_line_numbers(tmp_path, kb, monkeypatch):
     assert finding.evidence[0].line == 200_001
     assert any("selected by the prefilter" in n for i in diagnosis.inputs for n in i.notes)
     assert sum(i.lines for i in diagnosis.inputs) == 400_001
+
+
+def test_a_crash_loop_gives_the_same_report_when_the_reader_skips_repeated_lines(tmp_path, kb, monkeypatch):
+    # real text: an SGLang start-up (fixtures/healthy) and the H200 device-side-assert reproduction, restarted
+    # 400 times; its assert lines repeat in shape, so past each signal's 20 hits the block reader skips them
+    startup = (FIXTURES / "healthy" / "server-sglang-startup-pr11830" / "server.log").read_bytes()
+    crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_bytes()
+    log = tmp_path / "loop.log"
+    log.write_bytes((startup + crash) * 400)
+    every_line = api.diagnose([str(log)], kb=kb, use_prefilter=False)
+    skipped = []
+    original = sniff._Scanner.unchanged
+
+    def unchanged(self):
+        skipped.append(answer := original(self))
+        return answer
+
+    monkeypatch.setattr(sniff._Scanner, "unchanged", unchanged)
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    through_blocks = api.diagnose([str(log)], kb=kb)
+    assert skipped.count(True) > 1000  # the repeats were skipped, not read
+    assert summary(through_blocks) == summary(every_line)
+    assert [(e.line, e.text) for e in through_blocks.findings[0].evidence] == \
+        [(e.line, e.text) for e in every_line.findings[0].evidence]
+    assert [(i.kind, i.lines) for i in through_blocks.inputs] == [(i.kind, i.lines) for i in every_line.inputs]
+    assert through_blocks.facts == every_line.facts

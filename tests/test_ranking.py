@@ -145,3 +145,12 @@ def test_a_phb_topology_where_nothing_failed_is_not_a_finding(kb):
     diagnosis = api.diagnose_texts([("topo.txt", "\n".join(topo) + "\n")], kb=kb)
     assert diagnosis.facts.topology, "the topology was read"
     assert not diagnosis.findings
+
+
+def test_a_crash_loop_repeated_past_the_evidence_cap_is_not_listed_as_unexplained(kb):
+    # the H200 reproduction's crash, 45 times in one log (a server restarted by its supervisor): past the first
+    # 20 the signals keep no more evidence, yet the 45th traceback is the failure the finding explains
+    crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_text()
+    diagnosis = api.diagnose_texts([("loop.log", crash * 45)], kb=kb)
+    assert diagnosis.findings[0].rule_id == "device-side-assert"
+    assert [e.text for e in diagnosis.unmatched_errors] == []

@@ -107,6 +107,7 @@ class Prefilter:
         self.ansi_id = self.signal_count + structure.index(ANSI_PATTERN)
         self.traceback_id = self.signal_count + structure.index(TRACEBACK_START)
         self._hints: dict[frozenset[int], tuple[set[str], bool]] = {}  # line_hint by the set of patterns hit
+        self._contexts = [p.context for p in self.patterns]  # context lines after a hit, by pattern id
         self._hs: Any = None
         self._slow: list[tuple[int, Any]] = []
         self._re2: Any = None  # (RE2 set, [(pattern id, RE2 pattern)]) where Hyperscan is absent
@@ -167,8 +168,10 @@ class Prefilter:
         found: list[tuple[int, int, int]] = []
         patterns = self.patterns
         if self._hs is not None:
+            contexts, add = self._contexts, found.append
+
             def on_match(pid: int, start: int, end: int, flags: int, context: Any) -> None:
-                found.append((end - 1, patterns[pid].context, pid))  # less the newline put in front
+                add((end - 1, contexts[pid], pid))  # less the newline put in front
 
             self._hs.scan(b"\n" + block, match_event_handler=on_match)
         if self._re2 is not None:

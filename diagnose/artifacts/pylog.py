@@ -77,6 +77,10 @@ class TracebackTracker:
             return self._run_start
         return None
 
+    def idle(self) -> bool:
+        """Outside any traceback and any run of frames still open: a plain line changes nothing here."""
+        return self.current is None and (self._run_start is None or self._run_broken)
+
     def _follow_frames(self, lineno: int, text: str) -> None:
         if not text.strip():
             return

@@ -33,6 +33,22 @@ MAGIC = {
 }
 
 
+class LineHints:
+    """A chunk's prefilter verdicts by line number, each worked out when asked for (most lines of a burst
+    are never handed out): `lineno in hints`, `hints[lineno]`."""
+
+    __slots__ = ("first", "pids", "hint")
+
+    def __init__(self, first: int, pids: dict[int, set[int]], hint: Callable[[set[int]], Any]) -> None:
+        self.first, self.pids, self.hint = first, pids, hint  # line number of index 0; index -> pattern ids
+
+    def __contains__(self, lineno: int) -> bool:
+        return lineno - self.first in self.pids
+
+    def __getitem__(self, lineno: int) -> Any:
+        return self.hint(self.pids[lineno - self.first])
+
+
 @dataclass
 class TextSource:
     """One readable text: its name as shown in evidence, and its lines."""
@@ -47,8 +63,13 @@ class TextSource:
     # block mode: what the prefilter saw on each line it hit (line number -> (signal patterns
     # that may match, looks like an error), or None to classify the line again); lines it did
     # not hit hold nothing. None outside block mode.
-    line_hints: dict[int, Any] | None = None
+    line_hints: LineHints | None = None
     size: int | None = None  # bytes, when known (a regular file)
+    # block mode: asked before a line that repeats the last one handed out (same bytes but digits, same patterns
+    # hit, right after it): True when handing that line out would change nothing, so it is counted and skipped
+    # (a device-side-assert burst, a request loop). Lines skipped so far and not yet counted: `folded`.
+    fold: Callable[[], bool] | None = None
+    folded: int = 0
     progress: Callable[[str, int, int | None], None] | None = None  # (name, bytes read, size)
 
     def lines(self, prefilter: Callable[[], Any] | None = None) -> Generator[tuple[int, str], None, None]:
@@ -152,11 +173,14 @@ class TextSource:
                         continue
                 rule = prefilter.context_rule(pid, chunk[start:at + 1])
                 ranges.append((start, last_index, last_index + context, rule))
-            self.line_hints = {base + i + 1: prefilter.line_hint(p) for i, p in pids_by_line.items()}
+            self.line_hints = LineHints(base + 1, pids_by_line, prefilter.line_hint)
             # one pass over the chunk counts its lines: up to the last hit above, the rest here
             n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
             carry, carry_more = 0, None
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
+            fold = self.fold
+            shape, shape_at, shape_pids = None, -2, None  # the last line handed out: its template, index, patterns
+            folding = False  # fold() said yes since that line: nothing was handed out since, so it still holds
             for start, first, last, more in sorted(ranges, key=lambda r: r[1]):
                 if last <= covered:
                     continue
@@ -168,6 +192,15 @@ class TextSource:
                         last = index - 1  # the structure ended here, as its parser will see
                         break
                     selected += 1
+                    if fold is not None and len(raw) <= MAX_LINE and raw.isascii():
+                        # ASCII and short: decoding and cutting it would add no note that the last one did not
+                        template = raw.translate(_TEMPLATE)
+                        pids = pids_by_line.get(index)
+                        if index == shape_at + 1 and template == shape and pids == shape_pids and (folding or fold()):
+                            self.folded += 1
+                            folding, shape_at, offset, index = True, index, nl + 1, index + 1
+                            continue
+                        folding, shape, shape_at, shape_pids = False, template, index, pids
                     yield base + index + 1, self._cut(base + index + 1, self._decode(raw))
                     offset, index = nl + 1, index + 1
                 covered, next_offset = index - 1, offset
@@ -203,6 +236,9 @@ class TextSource:
         self._replaced = 0
         self._cut_lines: list[int] = []
         self._lines_done = 0  # lines of the chunks already handed out (for the numbers of cut lines)
+
+
+_TEMPLATE = bytes.maketrans(b"123456789", b"000000000")  # as pylog.template: lines that differ in digits only
 
 
 def _ends(rule: Any, raw: bytes) -> bool:

@@ -18,7 +18,9 @@ from diagnose.artifacts import host, nvidia_smi, nvsmi_query, pip, pylog, topolo
 from diagnose.artifacts.reader import TextSource
 from diagnose.model import Facts, InputSummary
 
-OnLine = Callable[[int, str, str, Any], None]  # (line number, kind, text, block-mode hints or None)
+# (line number, kind, text, block-mode hints or None); True back: it recorded nothing for that line, and would
+# record nothing for another of its shape (digits aside, same patterns hit), so the reader may skip repeats
+OnLine = Callable[[int, str, str, Any], "bool | None"]
 LINE_FACT_KINDS = {"server-log", "traceback", "dmesg", "install-log", "collect-env"}
 
 
@@ -128,6 +130,8 @@ class _Scanner:
         self.failures = 0  # lines or blocks a parser could not read (each a note, up to MAX_FAILURE_NOTES)
         self.plain: set[str] = set()  # templates of lines that started nothing and stated no fact
         self._fell_through = False  # the last line's kind came from the traceback tracker alone
+        self._plain = False  # the last line was of a known plain template (see _parse)
+        self._inert = False  # ... and nothing downstream recorded anything for it (see unchanged)
 
     # --- segments -------------------------------------------------------------------
     def _count(self, lineno: int, kind: str, blank: bool) -> None:
@@ -229,7 +233,10 @@ class _Scanner:
             self.heading = None
 
     def feed(self, lineno: int, raw: str) -> None:
+        if self.source.folded:
+            self._count_folded()
         text = pylog.strip_ansi(raw)
+        self._plain = False
         try:
             kind = self._parse(lineno, text)
         except Exception as exc:  # a parser's bug on odd input is a note, never the end of the run
@@ -237,7 +244,18 @@ class _Scanner:
             kind, self.block, self.block_lines = "server-log", None, []
         self._count(lineno, kind, not text.strip())
         self.result.lines = lineno
-        self.on_line(lineno, kind, text, self.source.line_hints)
+        self._inert = self.on_line(lineno, kind, text, self.source.line_hints) is True and self._plain
+
+    def unchanged(self) -> bool:
+        """Would the line just fed, given again (its digits aside), change nothing? It went to the traceback
+        tracker alone (a known plain template, no block or issue form open), outside any traceback or run of
+        frames, and `on_line` said it recorded nothing (see Matcher.feed)."""
+        return self._inert and self.heading is None and self.block is None and self.tracker.idle()
+
+    def _count_folded(self) -> None:
+        """Lines the reader skipped as repeats of the last one: as many more lines of its segment."""
+        self.result.segments[-1].lines += self.source.folded
+        self.source.folded = 0
 
     def _parse(self, lineno: int, text: str) -> str:
         if text.startswith("### ") or self.heading:
@@ -248,6 +266,7 @@ class _Scanner:
             # does neither: only the traceback tracker needs to see it (an assert burst, a request loop)
             template = pylog.template(text)
             if template in self.plain:
+                self._plain = True
                 return self.tracker.feed(lineno, text)
         self._fell_through = False
         kind = self._kind(lineno, text)
@@ -271,6 +290,8 @@ class _Scanner:
                                      "its facts were left out, its text was still matched")
 
     def finish(self) -> ScanResult:
+        if self.source.folded:
+            self._count_folded()
         try:
             self._close_block()
         except Exception as exc:  # as in feed: a note
@@ -298,6 +319,7 @@ def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | Non
 
     With a prefilter factory, a large input gives only the lines the prefilter selects."""
     scanner = _Scanner(source, on_line)
+    source.fold, source.folded = scanner.unchanged, 0
     start, seen, lineno = time.perf_counter(), 0, 0
     lines = source.lines(prefilter)
     for lineno, raw in lines:

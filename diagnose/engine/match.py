@@ -87,24 +87,31 @@ class Matcher:
         self.source = name
         self.source_index += 1
 
-    def feed(self, lineno: int, kind: str, text: str, hints: dict[int, Any] | None = None) -> None:
-        """One line. `hints`: the block prefilter's verdicts by line number (see TextSource)."""
+    def feed(self, lineno: int, kind: str, text: str, hints: dict[int, Any] | None = None) -> bool:
+        """One line. `hints`: the block prefilter's verdicts by line number (see TextSource). True when it
+        recorded nothing and a line of its shape (digits aside, the same patterns hit) would record nothing
+        either: every pattern it hit feeds only signals that have all their hits, and no error line or fuzzy
+        verdict is kept for it."""
         if not text:
-            return
+            return False
         position = (self.source_index, lineno)
         hint = NO_HITS if hints is not None else None
         if hints is not None and lineno in hints:
             hint = hints[lineno]
         candidates, errorish = hint if hint is not None else self.filter.classify(text)
         if (candidates is None or candidates or errorish) and text[:1] in LISTING_START and SOURCE_LISTING.match(text):
-            return  # a notebook traceback's source context: code, not output (tested only where a signal could count)
+            return True  # a notebook traceback's source context: code, not output (tested only where a signal could count)
+        unchanged = True
         if candidates is None or candidates:
+            unchanged = candidates is not None and candidates <= self.saturated
             self._match_regexes(lineno, kind, text, position, candidates)
         if ("-packages/" in text or "-packages\\" in text) and (kind == "traceback" or text.lstrip().startswith("File ")):
+            unchanged = False
             self._frame_package(lineno, text)  # also IPython's `File ~\...\site-packages\torch\cuda\__init__.py:293, in f()`
         exception = kind == "traceback" and pylog.is_exception_line(text)
         if exception or errorish:
-            self._error_line(lineno, kind, text, position, exception)
+            unchanged = self._error_line(lineno, kind, text, position, exception) and unchanged
+        return unchanged
 
     def _frame_package(self, lineno: int, text: str) -> None:
         """A frame `File ".../site-packages/torchvision/ops.py"` shows torchvision is installed where
@@ -156,12 +163,14 @@ class Matcher:
 
     def _error_line(
         self, lineno: int, kind: str, text: str, position: tuple[int, int], exception: bool
-    ) -> None:
-        if len(self.error_lines) < MAX_ERROR_LINES:  # an evidence record only for a line that can be reported
+    ) -> bool:
+        """Keep the line (while there is room) and its fuzzy hits; True when it kept nothing and could not."""
+        unchanged = len(self.error_lines) >= MAX_ERROR_LINES
+        if not unchanged:  # an evidence record only for a line that can be reported
             evidence = Evidence(self.source, lineno, text.strip(), "error-line", kind, host.log_time(text))
             self.error_lines.append(ErrorLine(evidence, position, exception))
         if not self.fuzzy_signals:
-            return
+            return unchanged
         key = text.strip()[:FUZZY_MAX_LINE]
         template = (kind, pylog.template(key))  # lines that differ in numbers only: scored once
         verdict = self.fuzzy_seen.get(template)
@@ -170,12 +179,15 @@ class Matcher:
                 self.fuzzy_seen.clear()
             verdict = self.fuzzy_seen[template] = self._fuzzy(key, kind)
         for rule_id, sig in verdict:
+            if self.counts[id(sig)] >= MAX_HITS_PER_SIGNAL:
+                continue
+            unchanged = False
             hits = self.hits[rule_id]
             if any(h.position == position for h in hits):
                 continue  # this line is already evidence for the rule through a regex
-            if self.counts[id(sig)] < MAX_HITS_PER_SIGNAL:
-                hits.append(Hit(sig, Evidence(self.source, lineno, key, sig.id, kind), {}, position))
-                self.counts[id(sig)] += 1
+            hits.append(Hit(sig, Evidence(self.source, lineno, key, sig.id, kind), {}, position))
+            self.counts[id(sig)] += 1
+        return unchanged
 
     def _fuzzy(self, line: str, kind: str) -> list[tuple[str, CompiledSignal]]:
         from rapidfuzz import fuzz
