@@ -1,0 +1,1 @@
+python -m runx.runx scripts/eval_cityscapes.yml -i

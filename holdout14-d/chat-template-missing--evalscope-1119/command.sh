@@ -1,0 +1,16 @@
+evalscope perf \
+  --parallel 4 \
+  --model dewu-chat \
+  --url http://<host>/v1/chat/completions \
+  --api openai \
+  --dataset random \
+  --min-tokens 128 \
+  --max-tokens 128 \
+  --prefix-length 64 \
+  --min-prompt-length 128 \
+  --max-prompt-length 128 \
+  --number 500 \
+  --tokenizer-path /root/workspace/models/deepseek-v3.2 \
+  --debug \
+  --outputs-dir "./my_output" \
+  --extra-args '{"ignore_eos": true}'
