@@ -154,3 +154,19 @@ def test_a_crash_loop_repeated_past_the_evidence_cap_is_not_listed_as_unexplaine
     diagnosis = api.diagnose_texts([("loop.log", crash * 45)], kb=kb)
     assert diagnosis.findings[0].rule_id == "device-side-assert"
     assert [e.text for e in diagnosis.unmatched_errors] == []
+
+
+def test_an_oom_line_whose_numbers_show_another_process_holding_the_gpu_names_that_cause(kb):
+    # PyTorch < 2.1 wording, the sizes of a real report (pytorch-CycleGAN-and-pix2pix#962): 10.76 GiB card, 2.75 GiB
+    # reserved by the failing process, 26 MiB free -> about 8 GiB held elsewhere
+    shared = ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 10.76 GiB total capacity; 2.42 GiB "
+              "already allocated; 26.12 MiB free; 2.75 GiB reserved in total by PyTorch)\n")
+    # the same wording where the failing process holds nearly all of its 6 GiB card (fixtures' own line)
+    alone = ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 6.00 GiB total capacity; 4.11 GiB "
+             "already allocated; 34.82 MiB free; 4.42 GiB reserved in total by PyTorch)\n")
+    first = api.diagnose_texts([("train.log", shared)], kb=kb).findings[0]
+    assert first.rule_id == "gpu-memory-held-by-other-process"
+    assert [s.rule_id for s in first.symptoms] == ["cuda-oom"]
+    assert any("7.98 GiB (74%) held by other processes" in r for r in first.reasons)
+    diagnosis = api.diagnose_texts([("train.log", alone)], kb=kb)
+    assert [f.rule_id for f in diagnosis.findings] == ["cuda-oom"]

@@ -93,6 +93,10 @@ class TracebackTracker:
         if is_exception_line(text.split("] ", 1)[-1]) or self._after_frame > TAIL_AFTER_FRAME:
             self._run_broken = True
 
+    @staticmethod
+    def _prefixed(tb: Traceback, text: str) -> bool:
+        return text.startswith(tb.prefix) or (any(c.isdigit() for c in tb.prefix) and _same_shape(tb.prefix, text))
+
     def feed(self, lineno: int, text: str) -> str:
         """The kind of this line: 'traceback' inside one, else 'server-log'."""
         self._follow_frames(lineno, text)
@@ -107,7 +111,7 @@ class TracebackTracker:
         tb = self.current
         if tb is None:
             return "server-log"
-        body = text[len(tb.prefix):] if tb.prefix and text.startswith(tb.prefix) else text
+        body = text[len(tb.prefix):] if tb.prefix and self._prefixed(tb, text) else text
         if tb.exception_line is None:
             if body.startswith((" ", "\t")) or not body.strip():
                 return "traceback"
@@ -122,6 +126,12 @@ class TracebackTracker:
             return "traceback"
         self.current = None
         return "server-log"
+
+
+def _same_shape(prefix: str, text: str) -> bool:
+    """`text` starts with `prefix` but for its digits: the prefix docker / kubectl `--timestamps` or a logger puts
+    on every line carries that line's own time (`2024-06-28T06:11:52.685304690Z (LLMRayActor pid=20770) ERROR ...`)."""
+    return len(text) >= len(prefix) and template(text[: len(prefix)]) == template(prefix)
 
 
 def is_exception_line(text: str) -> bool:

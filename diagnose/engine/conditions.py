@@ -114,6 +114,8 @@ def evaluate(
         return _pcie_link(value, facts)
     if subject == "compare":
         return _compare(value, facts, groups)
+    if subject == "memory_elsewhere":
+        return _memory_elsewhere(value, groups)
     if subject == "gpu_count":
         if not facts.gpus:
             return None, "GPU count unknown", {}
@@ -152,6 +154,33 @@ def _compare(spec: dict[str, str], facts: Facts, groups: dict[str, str]) -> tupl
     if spec["relation"] == "newer":
         return a > b, f"the line needs {named}; {label} is {known}", {}
     return a[0] != b[0], f"the line loads major {a[0]}; {label} is {known}", {}
+
+
+UNITS = {"b": 1, "bytes": 1, "kib": 1 << 10, "kb": 1 << 10, "mib": 1 << 20, "mb": 1 << 20, "gib": 1 << 30, "gb": 1 << 30,
+         "tib": 1 << 40, "tb": 1 << 40}
+SIZE = regex.compile(r"(?i)^\s*([\d.]+)\s*([kmgt]?i?b|bytes)\s*$")
+
+
+def _bytes(text: str | None) -> float | None:
+    m = SIZE.match(text or "")
+    if not m or m[2].lower() not in UNITS:
+        return None
+    try:
+        return float(m[1]) * UNITS[m[2].lower()]
+    except ValueError:
+        return None
+
+
+def _memory_elsewhere(spec: dict[str, Any], groups: dict[str, str]) -> tuple[bool | None, str, dict[str, str]]:
+    """How much of the GPU the out-of-memory line says is neither free nor the failing process's."""
+    total, free, held = (_bytes(groups.get(spec[k])) for k in ("total", "free", "held"))
+    if not total or free is None or held is None:
+        return None, "the out-of-memory line gives no total, free and held sizes", {}
+    elsewhere = max(total - free - held, 0.0)
+    share = elsewhere / total
+    detail = (f"of {groups[spec['total']]} on the GPU, {groups[spec['free']]} free and {groups[spec['held']]} held by "
+              f"the failing process: {elsewhere / (1 << 30):.2f} GiB ({share:.0%}) held by other processes")
+    return share > spec["above"], detail, {}
 
 
 def _pcie_link(value: str, facts: Facts) -> tuple[bool | None, str, dict[str, str]]:

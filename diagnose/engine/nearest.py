@@ -43,9 +43,9 @@ STATE_KINDS = frozenset({"pip-freeze", "pip-list", "pip-list-json", "collect-env
 WORD = lazy_re.compile(r"[A-Za-z][A-Za-z0-9_+]{2,}")
 NOT_A_FAILURE = lazy_re.compile(
     r"\bINFO\b|:\s*0\s*$|Module Not Found|^\s*[\w.-]+=="
-    # warnings: c10d's "[W socket.cpp:697] ... cannot be initialized to connect to" on a healthy job, glog's W1201,
+    # warnings: c10d's "[W socket.cpp:697] ... cannot be initialized to connect to" on a healthy job, glog's / klog's W1201 (also after a syslog prefix: `kubelet[1154]: W1124 13:17:41.949553`),
     # Python's UserWarning (NCCL's own "NCCL WARN" is its error level and stays)
-    r"|^\s*\[W[ \]\d]|^W\d{4} |\bWARNING\b|\b[A-Z]\w*Warning:"
+    r"|^\s*\[W[ \]\d]|^W\d{4} |\b[WI]\d{4} \d\d:\d\d:\d\d\.\d{6}\b|\bWARNING\b|\b[A-Z]\w*Warning:"
 )
 _STOP_WORDS = """
 the and for with that this from not are was were has have had but you your can could would should will into its

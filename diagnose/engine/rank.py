@@ -41,6 +41,7 @@ class Candidate:
     first: tuple[int, int] = (1 << 30, 0)
     checks: list[str] = field(default_factory=list)
     scale: float = 1.0  # factors applied for where the evidence came from (prose): not the evidence's strength
+    doubted: bool = False  # a line argues against it (a contradicting signal matched): it folds no symptom under it
 
 
 def combine(weights: list[float]) -> float:
@@ -75,7 +76,7 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
         if cond["effect"] == "evidence" and holds:
             weights.append(cond["weight"])
             fact_evidence.append(Evidence("facts", 0, detail, "fact", "facts"))
-            reasons.append(f"+ {cond.get('note') or detail}")
+            reasons.append(f"+ {cond['note']} ({detail})" if cond.get("note") else f"+ {detail}")
     matched = sorted(best)
     if not weights:
         return None
@@ -101,7 +102,7 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
         elif cond["effect"] == "contradict" and holds:
             confidence *= 1 - (cond.get("weight") or CONTRADICT)
             reasons.append(f"- {note} ({detail})" if cond.get("note") else f"- {detail}")
-        elif cond["effect"] in ("require", "require-if-known") and holds:
+        elif cond["effect"] in ("require", "require-if-known") and holds and not any(detail in r for r in reasons):
             reasons.append(f"+ {detail}")
     for signal_id, hit in {h.signal.id: h for h in reversed(against)}.items():
         confidence *= 1 - hit.signal.weight
@@ -117,7 +118,8 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
     checks = _checks(rule, best, outcomes)
     for name, value in remedy_values.from_tables(facts, values, kb.compat).items():
         values.setdefault(name, value)
-    return Candidate(rule, confidence, _dedupe(evidence)[:MAX_EVIDENCE] + fact_evidence, reasons, values, first, checks)
+    return Candidate(rule, confidence, _dedupe(evidence)[:MAX_EVIDENCE] + fact_evidence, reasons, values, first, checks,
+                     doubted=bool(against))
 
 
 def _checks(rule: CompiledRule, matched: dict[str, float], outcomes: list[tuple[dict[str, Any], bool | None, str]]) -> list[str]:
@@ -236,7 +238,8 @@ def rank(candidates: list[Candidate], facts: Facts, kb: KnowledgeBase) -> list[F
     closure = {rid: set(_explained(rid, kb, set())) - {rid} for rid in reported}
     explained_by: dict[str, str] = {}
     for symptom_id in reported:
-        causes = [c for c in reported if symptom_id in closure[c]]
+        # a cause a line argues against is not established enough to absorb what else was seen: both stand
+        causes = [c for c in reported if symptom_id in closure[c] and not reported[c].doubted]
         # the closest cause: no other cause of this symptom lies between it and the symptom
         closest = [c for c in causes if not any(o != c and o in closure[c] for o in causes)] or causes
         if closest:

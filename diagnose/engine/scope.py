@@ -51,8 +51,8 @@ def _holds(hit: Hit, kb: KnowledgeBase, cut: dict[int, int], keys: dict[tuple[st
     sig = hit.signal
     if sig.scope == "cut-traceback":
         source, line = hit.position
-        if source not in cut or line < cut[source]:
-            return False
+        if source not in cut or line < cut[source] - 1:
+            return False  # a frame of the cut traceback, or the line that announces it (logging.exception's message)
     if sig.known_in:
         table, column = sig.known_in["table"], sig.known_in.get("column", "model_type")
         if (table, column) not in keys:

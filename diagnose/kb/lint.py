@@ -115,6 +115,13 @@ def lint_rule(rule: Any, rule_file: loader.RuleFile) -> list[Issue]:
         hit = next((s.id for s in rule.signals if _signal_matches(s, line)), None)
         if hit:
             issues.append(Issue(at("examples", "no_match", i), f"no_match example matches signal {hit}: {line[:80]!r}"))
+    for i, cond in enumerate(rule.conditions):
+        named = [cond.compare.group] if cond.compare else []
+        if cond.memory_elsewhere:
+            named += [cond.memory_elsewhere.total, cond.memory_elsewhere.free, cond.memory_elsewhere.held]
+        missing = [g for g in named if not any(s.regex and f"(?P<{g}>" in s.regex for s in rule.signals)]
+        if missing:
+            issues.append(Issue(at("conditions", i), f"condition names group(s) no signal captures: {', '.join(missing)}"))
     for i, step in enumerate(rule.verify):
         if WRITES.search(step.run):
             issues.append(Issue(at("verify", i, "run"), f"verify command is not read-only: {step.run!r}"))

@@ -97,6 +97,17 @@ class Compare(Strict):
     relation: Literal["newer", "major-differs"]
 
 
+class MemoryElsewhere(Strict):
+    """An out-of-memory line's own numbers (groups of the matched signal, each a size with its unit,
+    `10.76 GiB`, `26.12 MiB`): the share of the GPU's total memory that is neither free nor held by the
+    failing process, i.e. held by other processes, is above `above`."""
+
+    total: str
+    free: str
+    held: str
+    above: float = Field(gt=0, lt=1)
+
+
 class Condition(Strict):
     """One question about the Facts; exactly one subject key."""
 
@@ -119,6 +130,7 @@ class Condition(Strict):
     pcie_link: Optional[Literal["degraded", "full"]] = None
     gpu_count: Optional[str] = None
     compare: Optional[Compare] = None
+    memory_elsewhere: Optional[MemoryElsewhere] = None
     effect: Effect
     weight: Optional[float] = Field(default=None, gt=0, le=1)
     note: Optional[str] = None
@@ -160,6 +172,7 @@ SUBJECTS = (
     "pcie_link",
     "gpu_count",
     "compare",
+    "memory_elsewhere",
 )
 
 
