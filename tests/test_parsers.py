@@ -98,3 +98,20 @@ def test_a_pip_list_without_its_header_is_a_package_list(kb):
     facts = api.diagnose_texts([("paste", text)], kb=kb).facts
     assert facts.packages == {"torch": "2.11.0+cu130", "torchvision": "0.25.0+cu130"}
     assert facts.torch_cuda == "13.0"
+
+
+def test_a_traceback_whose_line_prefixes_differ_in_digits_is_one_traceback_cut_before_its_exception():
+    # kubectl logs --timestamps over vLLM's own prefix (OpenRLHF/OpenRLHF#336): each line carries its own nanoseconds
+    text = (
+        "2024-06-28T06:11:52.685302801Z (LLMRayActor pid=20770) ERROR 06-28 06:11:45 worker_base.py:145] Error executing"
+        " method initialize_cache. This might cause deadlock in distributed execution.\n"
+        "2024-06-28T06:11:52.685304690Z (LLMRayActor pid=20770) ERROR 06-28 06:11:45 worker_base.py:145] Traceback"
+        " (most recent call last):\n"
+        "2024-06-28T06:11:52.685306698Z (LLMRayActor pid=20770) ERROR 06-28 06:11:45 worker_base.py:145]   File"
+        ' "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker_base.py", line 137, in execute_method\n'
+        "2024-06-28T06:11:52.685308737Z (LLMRayActor pid=20770) ERROR 06-28 06:11:45 worker_base.py:145]     return"
+        " executor(*args, **kwargs)\n"
+    )
+    result, _ = scan_text(text)
+    assert [(tb.start, tb.exception_line) for tb in result.tracebacks] == [(2, None)]
+    assert result.cut_at == 2

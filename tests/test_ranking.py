@@ -170,3 +170,11 @@ def test_an_oom_line_whose_numbers_show_another_process_holding_the_gpu_names_th
     assert any("7.98 GiB (74%) held by other processes" in r for r in first.reasons)
     diagnosis = api.diagnose_texts([("train.log", alone)], kb=kb)
     assert [f.rule_id for f in diagnosis.findings] == ["cuda-oom"]
+
+
+def test_an_english_error_written_against_chinese_text_still_matches_its_signals(kb):
+    # real reports write the error straight after the Chinese words, no space: `显示HeaderTooLarge` (ms-swift#3764);
+    # to a Unicode \b the Han characters are word characters, so a signal's \b must see the edge there
+    first = api.diagnose_texts([("report.md", "显示HeaderTooLarge\n")], kb=kb).findings[0]
+    assert first.rule_id == "checkpoint-corrupt-or-incomplete"
+    assert first.evidence[0].text == "显示HeaderTooLarge"  # the evidence is the line as written

@@ -36,6 +36,17 @@ MAX_FUZZY_CACHE = 4096  # line templates whose fuzzy verdicts are kept (the cach
 
 
 NO_HITS: tuple[set[str], bool] = (set(), False)
+# Han, kana and Hangul are word characters to a Unicode \b, so `报错CUDA out of memory` or `xformers版本冲突` has no
+# boundary where the English starts or ends; a space there (for matching only: evidence keeps the line as it was)
+# gives the signals the boundaries they have in English text, and that Hyperscan's ASCII \b sees in the bytes
+CJK_EDGE = lazy_re.compile(
+    r"(?<=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])(?=[A-Za-z0-9_])|(?<=[A-Za-z0-9_])(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])",
+    module=regex,
+)
+
+
+def cjk_spaced(text: str) -> str:
+    return CJK_EDGE.sub(" ", text)
 
 
 @dataclass
@@ -98,13 +109,14 @@ class Matcher:
         hint = NO_HITS if hints is not None else None
         if hints is not None and lineno in hints:
             hint = hints[lineno]
-        candidates, errorish = hint if hint is not None else self.filter.classify(text)
+        subject = text if text.isascii() else cjk_spaced(text)  # what the signals are matched against
+        candidates, errorish = hint if hint is not None else self.filter.classify(subject)
         if (candidates is None or candidates or errorish) and text[:1] in LISTING_START and SOURCE_LISTING.match(text):
             return True  # a notebook traceback's source context: code, not output (tested only where a signal could count)
         unchanged = True
         if candidates is None or candidates:
             unchanged = candidates is not None and candidates <= self.saturated
-            self._match_regexes(lineno, kind, text, position, candidates)
+            self._match_regexes(lineno, kind, text, position, candidates, subject)
         if ("-packages/" in text or "-packages\\" in text) and (kind == "traceback" or text.lstrip().startswith("File ")):
             unchanged = False
             self._frame_package(lineno, text)  # also IPython's `File ~\...\site-packages\torch\cuda\__init__.py:293, in f()`
@@ -130,7 +142,8 @@ class Matcher:
             return None
 
     def _match_regexes(
-        self, lineno: int, kind: str, text: str, position: tuple[int, int], candidates: set[str] | None
+        self, lineno: int, kind: str, text: str, position: tuple[int, int], candidates: set[str] | None,
+        subject: str | None = None,
     ) -> None:
         # the prefilter names the patterns that may match; without it, every signal is tried
         # candidates in the KB's order, as without the prefilter: the prefilter's set has no stable order (string
@@ -151,7 +164,7 @@ class Matcher:
             if pattern is None:
                 pattern = self.compiled[sig.regex] = regex.compile(sig.regex)
             hits = self.hits[rule_id]
-            m = self._search(pattern, text, f"{rule_id}/{sig.id}")
+            m = self._search(pattern, subject or text, f"{rule_id}/{sig.id}")
             if m:
                 evidence = Evidence(self.source, lineno, text.strip(), sig.id, kind, host.log_time(text))
                 groups = {k: v for k, v in m.groupdict().items() if v}

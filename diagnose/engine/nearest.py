@@ -41,6 +41,7 @@ SHOWN_WORDS = 5
 STATE_KINDS = frozenset({"pip-freeze", "pip-list", "pip-list-json", "collect-env", "nvidia-smi", "nvidia-smi-q",
                          "nvidia-smi-csv", "nvidia-smi-xml", "nvidia-smi-list", "nvidia-smi-topo", "bundle-manifest"})
 WORD = lazy_re.compile(r"[A-Za-z][A-Za-z0-9_+]{2,}")
+PATH = lazy_re.compile(r"(?:[A-Za-z]:)?[\w.+~-]*(?:[/\\][\w.+~-]+){2,}[/\\]?")  # two or more separators
 NOT_A_FAILURE = lazy_re.compile(
     r"\bINFO\b|:\s*0\s*$|Module Not Found|^\s*[\w.-]+=="
     # warnings: c10d's "[W socket.cpp:697] ... cannot be initialized to connect to" on a healthy job, glog's / klog's W1201 (also after a syslog prefix: `kubelet[1154]: W1124 13:17:41.949553`),
@@ -122,7 +123,9 @@ def nearest(unmatched: list[Evidence], kb: KnowledgeBase, rejected: set[str]) ->
     if not lines:
         return None
     idx = index_for(kb)
-    query = set(words_of("\n".join(e.text for e in lines)))
+    # file paths left out: `FAILED: caffe2/.../aten/src/ATen/native/transformers/cuda/...cu.o` shares `aten`,
+    # `native`, `cuda` with a kernel assert's example, which says nothing about why a build failed
+    query = set(words_of(PATH.sub(" ", "\n".join(e.text for e in lines))))
     ranked = idx.scores(query)
     if len(ranked) < 2:
         return None
