@@ -170,7 +170,7 @@ def _unmatched(exceptions: list[ErrorLine], matcher: Matcher, diagnosis: Diagnos
     cited = {(h.evidence.source, h.evidence.line) for rid in reported for h in matcher.hits.get(rid, [])}
     # and the same lines again, numbers and ids aside: a signal keeps its first MAX_HITS_PER_SIGNAL hits, so the
     # 41st crash of a crash loop is not evidence, but it is the failure a finding explains, not another one
-    cited_templates = {fingerprint.template(h.evidence.text) for rid in reported for h in matcher.hits.get(rid, [])}
+    cited_templates: set[str] | None = None  # worked out only if a line is left to compare with them
     known = {(e.evidence.source, e.evidence.line) for e in exceptions}
     candidates = exceptions + [e for e in matcher.error_lines if (e.evidence.source, e.evidence.line) not in known]
     lines = [e for e in candidates if (e.evidence.source, e.evidence.line) not in cited]
@@ -182,6 +182,8 @@ def _unmatched(exceptions: list[ErrorLine], matcher: Matcher, diagnosis: Diagnos
     for line in lines:
         evidence = line.evidence
         evidence.template = fingerprint.template(evidence.text)
+        if cited_templates is None:
+            cited_templates = {fingerprint.template(h.evidence.text) for rid in reported for h in matcher.hits.get(rid, [])}
         if evidence.template in cited_templates:
             continue
         evidence.fingerprint = fingerprint.digest(evidence.template)

@@ -13,7 +13,6 @@ over each block: the same lines come out, about a hundred times slower.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import regex
 
 from diagnose import lazy_re
 from diagnose.artifacts import pylog
+from diagnose.kb import cache
 
 ANSI_PATTERN = r"\x1b"
 TRACEBACK_START = r"Traceback \(most recent call last\)"
@@ -328,7 +328,7 @@ def compile_database(
     Returns the database and the ids Hyperscan cannot take (checked with `regex` instead)."""
     import hyperscan
 
-    key = hashlib.sha256(f"{FORM}\n{base_flags}\n".encode() + "\n".join(p for p, _ in entries).encode()).hexdigest()[:24]
+    key = cache.key(f"{FORM}\n{base_flags}\n".encode() + "\n".join(p for p, _ in entries).encode())
     db_path = cache_dir / f"{name}-{key}.db" if cache_dir else None
     left_path = cache_dir / f"{name}-{key}.slow" if cache_dir else None
     if db_path and left_path and db_path.exists() and left_path.exists():

@@ -11,18 +11,19 @@ True
 
 from __future__ import annotations
 
-import hashlib
-
 import regex
 
+from diagnose import lazy_re
+
+# compiled on first use: a run whose every error line a finding explains never needs them
 MASKS = [
-    (regex.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", regex.I), "<uuid>"),
-    (regex.compile(r"\b0x[0-9a-f]+\b", regex.I), "<hex>"),
-    (regex.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b"), "<ip>"),
-    (regex.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
-    (regex.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?"), "<time>"),
-    (regex.compile(r"\d+(?:\.\d+)?"), "<n>"),
-    (regex.compile(r"[\[(]<n>(?:,\s*<n>)+[\])]"), "<shape>"),
+    (lazy_re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", regex.I, module=regex), "<uuid>"),
+    (lazy_re.compile(r"\b0x[0-9a-f]+\b", regex.I, module=regex), "<hex>"),
+    (lazy_re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", module=regex), "<ip>"),
+    (lazy_re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?", module=regex), "<path>"),
+    (lazy_re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?", module=regex), "<time>"),
+    (lazy_re.compile(r"\d+(?:\.\d+)?", module=regex), "<n>"),
+    (lazy_re.compile(r"[\[(]<n>(?:,\s*<n>)+[\])]", module=regex), "<shape>"),
 ]
 
 
@@ -34,6 +35,8 @@ def template(text: str) -> str:
 
 
 def digest(template_text: str) -> str:
+    import hashlib  # here: OpenSSL's load is start-up time a run without an unexplained line never needs
+
     return hashlib.sha1(template_text.encode()).hexdigest()[:12]
 
 

@@ -16,6 +16,14 @@ from typing import Any
 KEEP = 4  # compiled KBs kept: alternating `--rules` dirs (or checkouts) each find their own
 
 
+def key(data: bytes) -> str:
+    """A cache file's name for `data` (what its content depends on): two CRC-32s and the length, not a
+    cryptographic hash - the files are ours, in our folder, and hashlib's OpenSSL load is a few ms of every run."""
+    import zlib
+
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data) & 0xFFFFFFFF:08x}"
+
+
 def cache_dir() -> Path:
     if os.environ.get("DIAGNOSE_CACHE_DIR"):
         return Path(os.environ["DIAGNOSE_CACHE_DIR"])

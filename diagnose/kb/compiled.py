@@ -8,7 +8,6 @@ another with the same rules): `load` resolves them against the roots of this run
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -136,6 +135,8 @@ def build(dirs: list[Path]) -> KnowledgeBase:
 
 
 def _content_hash(dirs: list[Path]) -> str:
+    import hashlib  # only when the KB is built (its version names its content)
+
     digest = hashlib.sha256()
     for root in dirs:
         for path in sorted(root.rglob("*.yaml")):
@@ -177,9 +178,7 @@ def load(extra_dirs: list[Path] | None = None, use_cache: bool = True) -> Knowle
     dirs = [loader.default_rules_dir(), *(extra_dirs or [])]
     if not use_cache:
         return build(dirs)
-    key = hashlib.sha256(
-        f"{_stat_key(dirs, '.yaml')}|{__version__}|{_code_hash()}|{sys.version}|{regex.__version__}".encode()
-    ).hexdigest()[:24]
+    key = cache.key(f"{_stat_key(dirs, '.yaml')}|{__version__}|{_code_hash()}|{sys.version}|{regex.__version__}".encode())
     path = cache_dir() / f"kb-{key}.pickle"
     kb = cache.read(path)
     if not isinstance(kb, KnowledgeBase):
