@@ -1,0 +1,1 @@
+   sichek nccltest -g 1,0 --expect-bw 0
