@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from diagnose.artifacts import pylog
 from diagnose.artifacts.streams import Decompressing, InflateBudget, Recoded
 from diagnose.model import Skipped
 
@@ -194,7 +195,7 @@ class TextSource:
                     selected += 1
                     if fold is not None and len(raw) <= MAX_LINE and raw.isascii():
                         # ASCII and short: decoding and cutting it would add no note that the last one did not
-                        template = raw.translate(_TEMPLATE)
+                        template = raw.translate(pylog.BYTES_TEMPLATE)
                         pids = pids_by_line.get(index)
                         if index == shape_at + 1 and template == shape and pids == shape_pids and (folding or fold()):
                             self.folded += 1
@@ -236,9 +237,6 @@ class TextSource:
         self._replaced = 0
         self._cut_lines: list[int] = []
         self._lines_done = 0  # lines of the chunks already handed out (for the numbers of cut lines)
-
-
-_TEMPLATE = bytes.maketrans(b"123456789", b"000000000")  # as pylog.template: lines that differ in digits only
 
 
 def _ends(rule: Any, raw: bytes) -> bool:

@@ -98,8 +98,8 @@ class Matcher:
         self.source = name
         self.source_index += 1
 
-    def feed(self, lineno: int, kind: str, text: str, hints: dict[int, Any] | None = None) -> bool:
-        """One line. `hints`: the block prefilter's verdicts by line number (see TextSource). True when it
+    def feed(self, lineno: int, kind: str, text: str, hints: Any = None) -> bool:
+        """One line. `hints`: the block prefilter's verdicts by line number (reader.LineHints). True when it
         recorded nothing and a line of its shape (digits aside, the same patterns hit) would record nothing
         either: every pattern it hit feeds only signals that have all their hits, and no error line or fuzzy
         verdict is kept for it."""
@@ -142,8 +142,7 @@ class Matcher:
             return None
 
     def _match_regexes(
-        self, lineno: int, kind: str, text: str, position: tuple[int, int], candidates: set[str] | None,
-        subject: str | None = None,
+        self, lineno: int, kind: str, text: str, position: tuple[int, int], candidates: set[str] | None, subject: str
     ) -> None:
         # the prefilter names the patterns that may match; without it, every signal is tried
         # candidates in the KB's order, as without the prefilter: the prefilter's set has no stable order (string
@@ -164,7 +163,7 @@ class Matcher:
             if pattern is None:
                 pattern = self.compiled[sig.regex] = regex.compile(sig.regex)
             hits = self.hits[rule_id]
-            m = self._search(pattern, subject or text, f"{rule_id}/{sig.id}")
+            m = self._search(pattern, subject, f"{rule_id}/{sig.id}")
             if m:
                 evidence = Evidence(self.source, lineno, text.strip(), sig.id, kind, host.log_time(text))
                 groups = {k: v for k, v in m.groupdict().items() if v}
