@@ -95,7 +95,7 @@ class TracebackTracker:
 
     @staticmethod
     def _prefixed(tb: Traceback, text: str) -> bool:
-        return text.startswith(tb.prefix) or (any(c.isdigit() for c in tb.prefix) and _same_shape(tb.prefix, text))
+        return text.startswith(tb.prefix) or _same_shape(tb.prefix, text)
 
     def feed(self, lineno: int, text: str) -> str:
         """The kind of this line: 'traceback' inside one, else 'server-log'."""

@@ -119,7 +119,7 @@ def lint_rule(rule: Any, rule_file: loader.RuleFile) -> list[Issue]:
         named = [cond.compare.group] if cond.compare else []
         if cond.memory_elsewhere:
             named += [cond.memory_elsewhere.total, cond.memory_elsewhere.free, cond.memory_elsewhere.held]
-        missing = [g for g in named if not any(s.regex and f"(?P<{g}>" in s.regex for s in rule.signals)]
+        missing = [g for g in named if not _captures(rule, g)]
         if missing:
             issues.append(Issue(at("conditions", i), f"condition names group(s) no signal captures: {', '.join(missing)}"))
     for i, step in enumerate(rule.verify):
@@ -135,6 +135,11 @@ def lint_rule(rule: Any, rule_file: loader.RuleFile) -> list[Issue]:
     return issues
 
 
+def _captures(rule: Any, group: str) -> bool:
+    """Does one of the rule's signal regexes capture `group`?"""
+    return any(s.regex and f"(?P<{group}>" in s.regex for s in rule.signals)
+
+
 def _known_placeholder(name: str, rule: Any) -> bool:
     head, _, rest = name.partition(".")
     if head == "packages" and rest:
@@ -146,7 +151,7 @@ def _known_placeholder(name: str, rule: Any) -> bool:
                         "model", "script", "driver_branch", "port", "old_torch_index_url", "build_package",
                         "build_module", "gpu_count")
     if head == "groups":
-        return any(s.regex and f"(?P<{rest}>" in s.regex for s in rule.signals)
+        return _captures(rule, rest)
     if head == "compat":
         return any(c.compat and rest.startswith(c.compat + ".") for c in rule.conditions)
     return False
