@@ -31,6 +31,59 @@ def test_same_findings_every_line_and_through_the_block_prefilter(case, kb, monk
     assert through_blocks[0] == every_line[0]
 
 
+def _scan_repeats_always(monkeypatch):
+    """Every chunk scanned with its repeated lines left out wherever it has any (not only after a dense chunk)."""
+    used = []
+    original = prefilter.Prefilter.repeat_hits
+
+    def repeat_hits(self, chunk):
+        found = original(self, chunk)
+        used.append(found is not None and bool(found[1]))
+        return found
+
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    monkeypatch.setattr(reader, "REPEATS_ALWAYS", True)
+    monkeypatch.setattr(prefilter, "REPEATS", 10**9)
+    monkeypatch.setattr(prefilter.Prefilter, "repeat_hits", repeat_hits)
+    return used
+
+
+def _repeats(path: str) -> int:
+    lines = [line.translate(None, b"0123456789") for line in open(path, "rb").read().splitlines()]
+    return sum(a == b and b'File "' not in a for a, b in zip(lines, lines[1:]))  # frames each start a structure
+
+
+REPEATING = [c for c in CASES if any(_repeats(p) >= 2 for p in c.artifacts())]  # a run of 3 lines somewhere
+
+
+@pytest.mark.parametrize("case", REPEATING, ids=lambda c: c.name)
+def test_same_findings_when_repeated_lines_are_scanned_once(case, kb, monkeypatch):
+    """A run of lines that differ in digits only is scanned through its first line (and the digit-sensitive
+    patterns over every line): the findings, their evidence lines and the unexplained errors stay those of
+    reading every line."""
+    every_line = summary(api.diagnose(case.artifacts(), kb=kb, use_prefilter=False))
+    used = _scan_repeats_always(monkeypatch)
+    assert summary(api.diagnose(case.artifacts(), kb=kb))[0] == every_line[0]
+    assert any(used)
+
+
+@pytest.mark.parametrize("case", REPEATING[::6], ids=lambda c: c.name)
+def test_same_findings_when_repeated_lines_are_scanned_once_without_hyperscan(case, kb, monkeypatch):
+    every_line = summary(api.diagnose(case.artifacts(), kb=kb, use_prefilter=False))
+    monkeypatch.setenv("DIAGNOSE_NO_HYPERSCAN", "1")
+    used = _scan_repeats_always(monkeypatch)
+    assert summary(api.diagnose(case.artifacts(), kb=kb))[0] == every_line[0]
+    assert any(used)
+
+
+def test_which_patterns_a_lines_digits_can_change():
+    assert prefilter.digit_sensitive(r"NVRM: Xid \(PCI:[^)]+\): 79\b")  # a literal digit
+    assert prefilter.digit_sensitive(r"error=[1-9]\d*")  # some digits but not all
+    assert prefilter.digit_sensitive(r"(\d+) \1")  # a backreference
+    assert not prefilter.digit_sensitive(r"\.(?:cu|cuh):\d+:[^`]{0,240}Assertion `[^\n]{1,400}` failed")
+    assert not prefilter.digit_sensitive(r"thread: \[[0-9,]+\] (?<![A-Za-z0-9_])x\b")  # every digit alike
+
+
 @pytest.mark.parametrize("case", CASES[::5], ids=lambda c: c.name)
 def test_same_findings_without_hyperscan(case, kb, monkeypatch):
     if prefilter.hyperscan_module() is None:
@@ -74,11 +127,14 @@ def test_block_mode_keeps_true_line_numbers(tmp_path, kb, monkeypatch):
 
 def test_a_crash_loop_gives_the_same_report_when_the_reader_skips_repeated_lines(tmp_path, kb, monkeypatch):
     # real text: an SGLang start-up (fixtures/healthy) and the H200 device-side-assert reproduction, restarted
-    # 400 times; its assert lines repeat in shape, so past each signal's 20 hits the block reader skips them
+    # 150 times with a longer burst; its assert lines repeat in shape, so past each signal's 20 hits the block reader skips them
     startup = (FIXTURES / "healthy" / "server-sglang-startup-pr11830" / "server.log").read_bytes()
     crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_bytes()
     log = tmp_path / "loop.log"
-    log.write_bytes((startup + crash) * 400)
+    lines = crash.splitlines(keepends=True)
+    asserts = b"".join(line for line in lines if b"Assertion `" in line)
+    rest = b"".join(line for line in lines if b"Assertion `" not in line)
+    log.write_bytes((startup + asserts * 12 + rest) * 150)  # each restart's burst: its assert lines, 12 warps of them
     every_line = api.diagnose([str(log)], kb=kb, use_prefilter=False)
     skipped = []
     original = sniff._Scanner._count_folded
@@ -88,9 +144,19 @@ def test_a_crash_loop_gives_the_same_report_when_the_reader_skips_repeated_lines
         original(self)
 
     monkeypatch.setattr(sniff._Scanner, "_count_folded", count_folded)
+    reduced = []
+    original_hits = prefilter.Prefilter.repeat_hits
+
+    def repeat_hits(self, chunk):
+        found = original_hits(self, chunk)
+        reduced.append(found is not None and len(found[1]))
+        return found
+
+    monkeypatch.setattr(prefilter.Prefilter, "repeat_hits", repeat_hits)
     monkeypatch.setattr(reader, "SMALL_INPUT", 0)
     through_blocks = api.diagnose([str(log)], kb=kb)
     assert sum(skipped) > 1000  # the repeats were skipped, not read
+    assert sum(reduced) > 50  # and not scanned either: each burst after the first chunk once, through its first line
     assert summary(through_blocks) == summary(every_line)
     assert [(e.line, e.text) for e in through_blocks.findings[0].evidence] == \
         [(e.line, e.text) for e in every_line.findings[0].evidence]

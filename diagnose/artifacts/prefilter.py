@@ -13,8 +13,11 @@ over each block: the same lines come out, about a hundred times slower.
 
 from __future__ import annotations
 
+import operator
 import os
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate, compress
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,8 @@ STRUCTURE: list[tuple[str, int]] = [
 ]
 FORM = 3  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
 MAX_HINTS = 4096  # distinct pattern sets whose line hints are kept (the cache starts over past it)
+REPEATS = 4  # a chunk is scanned with its repeats left out when at least 1 line in REPEATS repeats the one before
+_DIGITS = frozenset(range(48, 58))
 LEADING_FLAGS = lazy_re.compile(r"^\(\?([aiLmsux]+)\)", module=regex)
 
 
@@ -109,6 +114,9 @@ class Prefilter:
         self._hints: dict[frozenset[int], tuple[set[str], bool]] = {}  # line_hint by the set of patterns hit
         self._contexts = [p.context for p in self.patterns]  # context lines after a hit, by pattern id
         self._hs: Any = None
+        self._cache_dir = cache_dir
+        self._digit_ids: frozenset[int] | None = None
+        self._digits: Prefilter | None = None  # the digit-sensitive patterns alone, built when a run needs them
         self._slow: list[tuple[int, Any]] = []
         self._re2: Any = None  # (RE2 set, [(pattern id, RE2 pattern)]) where Hyperscan is absent
         if hyperscan_module() is None:
@@ -184,6 +192,103 @@ class Prefilter:
                 for m in compiled.finditer(text, timeout=5.0):
                     found.append((m.end(), patterns[i].context, i))
         return found
+
+    # --- a burst of lines that differ in numbers only, scanned once ------------------------
+    @property
+    def digit_ids(self) -> frozenset[int]:
+        """The patterns whose verdict on a line can change with the line's digits (a literal digit, a class
+        holding some digits but not all, a backreference): every other pattern matches a line exactly
+        where it matches the line with each digit made 0, so one line of a run of such lines speaks for
+        all of them."""
+        if self._digit_ids is None:
+            texts = "\n".join(p.text for p in self.patterns)
+            path = self._cache_dir / f"digits-{cache.key(texts.encode())}.txt" if self._cache_dir else None
+            try:
+                self._digit_ids = frozenset(int(x) for x in path.read_text().split()) if path else None
+            except (OSError, ValueError):
+                pass
+            if self._digit_ids is None:  # about 0.1 s for the KB's patterns: kept beside its databases
+                self._digit_ids = frozenset(i for i, p in enumerate(self.patterns) if digit_sensitive(p.text))
+                if path:
+                    try:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_text(" ".join(map(str, sorted(self._digit_ids))))
+                    except OSError:
+                        pass  # a read-only cache: work it out again next time
+        return self._digit_ids
+
+    def _digit_hits(self, block: bytes) -> list[tuple[int, int, int]]:
+        """hits(block) of the digit-sensitive patterns only (their own database or subset)."""
+        if self._digits is None:
+            ids = sorted(self.digit_ids)
+            self._digits = Prefilter.__new__(Prefilter)
+            d = self._digits
+            d.patterns, d._contexts, d._hs, d._slow, d._re2 = self.patterns, self._contexts, None, [], None
+            if self._hs is not None:
+                import hyperscan
+
+                base = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
+                d._hs, slow = compile_database([(self.patterns[i].text, i) for i in ids], base,
+                                               self._cache_dir, "hs-digits")
+                compiled = dict(self._slow)  # the same patterns Hyperscan refused in the full database
+                d._slow = [(i, compiled.get(i) or regex.compile(self.patterns[i].text, regex.MULTILINE)) for i in slow]
+            else:
+                if self._re2 is not None:
+                    rset, programs = self._re2
+                    kept = [(pid, prog) for pid, prog in programs if pid in self.digit_ids]
+                    if kept:
+                        from diagnose.artifacts import prefilter_re2
+
+                        built = prefilter_re2.build([self.patterns[pid].text for pid, _ in kept])
+                        if built is not None:  # the subset's own set; its indexes mapped back to pattern ids
+                            (sub_set, sub_programs), refused = built
+                            d._re2 = (sub_set, [(kept[i][0], prog) for i, prog in sub_programs])
+                            d._re2_hits = self._re2_hits
+                            d._slow += [(kept[i][0], regex.compile(self.patterns[kept[i][0]].text, regex.MULTILINE))
+                                        for i in refused]
+                d._slow += [(i, c) for i, c in self._slow if i in self.digit_ids]
+        return self._digits.hits(block)
+
+    def repeat_hits(self, chunk: bytes) -> tuple[list[tuple[int, int, int]], list[tuple[int, int]], list[int]] | None:
+        """hits(chunk) with each run of lines that repeat the line before them but for digits (a device-side
+        assert burst, a retry loop) scanned through its first line: (hits, runs, line starts). `runs` are
+        (first, last) line indexes: the lines after `first` were not scanned by the patterns that ignore
+        digits and hit wherever `first` is hit; the digit-sensitive patterns were run over every line. A run
+        whose first line starts a structure (a pattern with context) is scanned in full. None when fewer
+        than 1 line in REPEATS repeats: the plain scan is cheaper then."""
+        masked = chunk.translate(pylog.BYTES_TEMPLATE).split(b"\n")
+        count = len(masked) - (1 if chunk.endswith(b"\n") else 0)  # lines (the last may lack its newline)
+        if count < 3:
+            return None
+        differs = list(map(operator.ne, masked[1:count], masked[: count - 1]))  # [i]: line i+1 is not line i
+        if (count - 1 - sum(differs)) * REPEATS < count:
+            return None
+        starts = [0, *accumulate(map((1).__add__, map(len, masked[:count])))]  # line i starts at starts[i]
+        kept = [0, *compress(range(1, count), differs)]
+        lines = chunk.split(b"\n")
+        reduced = b"\n".join([lines[i] for i in kept]) + (b"\n" if chunk.endswith(b"\n") else b"")
+        reduced_starts = [0, *accumulate(map((1).__add__, map(len, [lines[i] for i in kept])))]
+        hits: list[tuple[int, int, int]] = []
+        context_lines = set()
+        contexts = self._contexts
+        for end, context, pid in self.hits(reduced):
+            k = bisect_right(reduced_starts, max(end - 1, 0)) - 1
+            line = kept[k]
+            hits.append((starts[line] + end - reduced_starts[k], context, pid))
+            if context:
+                context_lines.add(line)
+        runs: list[tuple[int, int]] = []
+        for first, after in zip(kept, kept[1:] + [count]):
+            if after - first < 2:
+                continue
+            if first in context_lines:  # each repeat starts a structure of its own: every line scanned
+                shift = starts[first + 1]
+                hits += [(shift + end, contexts[pid], pid) for end, _, pid in self.hits(chunk[shift:starts[after]])]
+                continue
+            runs.append((first, after - 1))
+        if self.digit_ids:
+            hits += self._digit_hits(chunk)
+        return hits, runs, starts
 
     def line_hint(self, pids: set[int]) -> tuple[set[str], bool] | None:
         """What the hits on one line say, in LineFilter.classify's terms; None for a coloured
@@ -374,3 +479,46 @@ def _load(hyperscan: Any, data: bytes) -> Any:
     db = hyperscan.loadb(data, mode=hyperscan.HS_MODE_BLOCK)
     db.scratch = hyperscan.Scratch(db)
     return db
+
+
+def digit_sensitive(pattern: str) -> bool:
+    """Can a line's digits change whether (or where) `pattern` matches it? True for a literal digit, a class
+    with some digits but not all, a backreference, or a pattern the stdlib parser does not read."""
+    from re import _constants as sre, _parser as sre_parse  # type: ignore[attr-defined]
+
+    try:
+        tree = sre_parse.parse(pattern)
+    except Exception:  # noqa: BLE001 - `regex`-only syntax: assume the worst
+        return True
+
+    def walk(items: Any) -> bool:
+        for op, arg in items:
+            if op in (sre.LITERAL, sre.NOT_LITERAL):
+                if arg in _DIGITS:
+                    return True
+            elif op is sre.IN:
+                for inner, value in arg:
+                    if inner is sre.LITERAL and value in _DIGITS:
+                        return True
+                    if inner is sre.RANGE and value[0] <= 57 and value[1] >= 48 and not (value[0] <= 48 and value[1] >= 57):
+                        return True
+            elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
+                return True
+            elif op is sre.SUBPATTERN:
+                if walk(arg[-1]):
+                    return True
+            elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+                if walk(arg[2]):
+                    return True
+            elif op is sre.BRANCH:
+                if any(walk(branch) for branch in arg[1]):
+                    return True
+            elif op in (sre.ASSERT, sre.ASSERT_NOT):
+                if walk(arg[1]):
+                    return True
+            elif op is sre.ATOMIC_GROUP:
+                if walk(arg):
+                    return True
+        return False
+
+    return walk(tree)

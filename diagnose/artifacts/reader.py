@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,9 @@ from diagnose.model import Skipped
 BLOCK = 1 << 20
 MAX_LINE = 64 * 1024  # characters of one line that are matched; the rest is reported as cut
 SMALL_INPUT = 4 << 20  # inputs up to this size are read line by line; larger ones through the prefilter
+# a chunk is looked at for runs of repeated lines (Prefilter.repeat_hits) after a chunk a quarter of whose lines
+# were hit; with this set, every chunk is (the tests: the same findings either way)
+REPEATS_ALWAYS = False
 SNIFF = 8192
 
 MAGIC = {
@@ -44,10 +48,64 @@ class LineHints:
         self.first, self.pids, self.hint = first, pids, hint  # line number of index 0; index -> pattern ids
 
     def __contains__(self, lineno: int) -> bool:
-        return lineno - self.first in self.pids
+        return self.pids.get(lineno - self.first) is not None
 
     def __getitem__(self, lineno: int) -> Any:
-        return self.hint(self.pids[lineno - self.first])
+        return self.hint(self.pids.get(lineno - self.first))
+
+
+class RunPids:
+    """The pattern ids by line index of a chunk scanned with its repeats left out (Prefilter.repeat_hits):
+    a line of a run has the hits of the run's first line that ignore digits, and its own (digit-sensitive)
+    ones. `get(index)` as on a dict; `repeats_after(i, last)`: the last line up to `last` that has the
+    pattern ids line `i` has, through a run."""
+
+    __slots__ = ("own", "runs", "firsts", "marked")
+
+    def __init__(self, own: dict[int, set[int]], runs: list[tuple[int, int]], digit_ids: frozenset[int]) -> None:
+        self.own = own
+        self.runs: list[tuple[int, int, set[int]]] = []
+        for first, last in runs:
+            shared = own.get(first, set()) - digit_ids
+            if shared:
+                self.runs.append((first, last, shared))
+        self.firsts = [r[0] for r in self.runs]
+        self.marked: list[int] = []  # repeats with hits of their own
+        for index, pids in own.items():
+            run = self._run(index)
+            if run is not None:
+                own[index] = pids | run[2]
+                self.marked.append(index)
+        self.marked.sort()
+
+    def _run(self, index: int) -> tuple[int, int, set[int]] | None:
+        i = bisect_right(self.firsts, index) - 1
+        if i >= 0 and self.runs[i][0] < index <= self.runs[i][1]:
+            return self.runs[i]
+        return None
+
+    def get(self, index: int, default: Any = None) -> Any:
+        pids = self.own.get(index)
+        if pids is not None:
+            return pids
+        run = self._run(index)
+        return run[2] if run is not None else default
+
+    def ranges(self, starts: list[int]) -> list[tuple[int, int, int, None]]:
+        """The lines the runs with hits select (each run's first line was selected by its own hits)."""
+        return [(starts[first], first, last, None) for first, last, _ in self.runs]
+
+    def repeats_after(self, i: int, last: int) -> int:
+        if i in self.own:
+            return i
+        run = self._run(i)
+        if run is None:
+            return i
+        stop = min(run[1], last)
+        k = bisect_right(self.marked, i)
+        if k < len(self.marked) and self.marked[k] <= stop:
+            stop = self.marked[k] - 1
+        return stop
 
 
 @dataclass
@@ -147,6 +205,8 @@ class TextSource:
         carry, carry_more = 0, None  # context lines still owed from the previous chunk, and their prefixes
         done = 0
         selected = 0
+        repeats = getattr(prefilter, "repeat_hits", None)
+        dense, wait = False, 0  # the last chunk hit many of its lines; chunks before the next look for repeats
         for chunk in self._split(blocks):
             ranges: list[tuple[int, int, int, Any]] = [(0, 0, carry - 1, carry_more)] if carry else []
             last_offset, last_index = 0, 0
@@ -155,7 +215,15 @@ class TextSource:
             # pattern and a signal or two all match) share its index, start and pid set: the newline
             # counting is done once per line, and a second context-free range of one line is not added
             line_end, line_pids, start = -1, set(), 0
-            for end, context, pid in sorted(prefilter.hits(chunk)):
+            reduced = repeats(chunk) if repeats is not None and (dense or REPEATS_ALWAYS) and wait <= 0 else None
+            if reduced is None:
+                hits, runs, starts = prefilter.hits(chunk), None, None
+                if dense and not REPEATS_ALWAYS:
+                    wait = 4  # too few repeats for leaving them out to pay: look again in a few chunks
+            else:
+                hits, runs, starts = reduced
+            wait -= 1
+            for end, context, pid in sorted(hits):
                 at = max(end - 1, 0)
                 if at > line_end:
                     last_index += chunk.count(b"\n", last_offset, at)
@@ -174,9 +242,17 @@ class TextSource:
                         continue
                 rule = prefilter.context_rule(pid, chunk[start:at + 1])
                 ranges.append((start, last_index, last_index + context, rule))
-            self.line_hints = LineHints(base + 1, pids_by_line, prefilter.line_hint)
             # one pass over the chunk counts its lines: up to the last hit above, the rest here
             n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
+            dense = len(pids_by_line) * 4 >= n_lines
+            lookup: Any = pids_by_line
+            run_pids = None
+            if runs and starts is not None:
+                lookup = run_pids = RunPids(pids_by_line, runs, prefilter.digit_ids)
+                ranges += run_pids.ranges(starts)
+            if reduced is not None:
+                dense = True
+            self.line_hints = LineHints(base + 1, lookup, prefilter.line_hint)
             carry, carry_more = 0, None
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
             fold = self.fold
@@ -196,10 +272,17 @@ class TextSource:
                     if fold is not None and len(raw) <= MAX_LINE and raw.isascii():
                         # ASCII and short: decoding and cutting it would add no note that the last one did not
                         template = raw.translate(pylog.BYTES_TEMPLATE)
-                        pids = pids_by_line.get(index)
+                        pids = lookup.get(index)
                         if index == shape_at + 1 and template == shape and pids == shape_pids and (folding or fold()):
                             self.folded += 1
                             folding, shape_at, offset, index = True, index, nl + 1, index + 1
+                            if run_pids is not None and more is None:
+                                # the rest of its run is the same line but digits, with the same hits: folded too
+                                stop = min(run_pids.repeats_after(shape_at, last), n_lines - 1)
+                                if stop > shape_at:
+                                    self.folded += stop - shape_at
+                                    selected += stop - shape_at
+                                    shape_at, index, offset = stop, stop + 1, starts[stop + 1]
                             continue
                         folding, shape, shape_at, shape_pids = False, template, index, pids
                     yield base + index + 1, self._cut(base + index + 1, self._decode(raw))
