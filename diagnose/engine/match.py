@@ -7,6 +7,9 @@ distinct such line is scored once.
 
 from __future__ import annotations
 
+import functools
+import math
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +33,7 @@ SOURCE_LISTING = lazy_re.compile(
     r"""^\s{0,12}(?:-+>\s{0,4})?\d{1,5}\s{1,12}(?:raise\b|return\b|if\b|elif\b|assert\b|f?["']|\w{1,40}\s*[+]?=[^=])"""
 )
 FUZZY_MAX_LINE = 600
+GRAM = 3  # the q-gram bound that keeps rapidfuzz unimported on lines no fuzzy signal can reach
 MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
 MAX_FUZZY_CACHE = 4096  # line templates whose fuzzy verdicts are kept (the cache starts over past it)
@@ -71,6 +75,7 @@ class Matcher:
         self.kb = kb
         self.regex_signals: list[tuple[str, CompiledSignal]] = []
         self.fuzzy_signals: list[tuple[str, CompiledSignal]] = []
+        self._gram_bounds: dict[int, tuple[list[str], int]] | None = None
         self.compiled: dict[str, Any] = {}  # each signal's own regex, compiled on its first candidate line
         self.by_pattern: dict[str, list[tuple[str, CompiledSignal]]] = defaultdict(list)
         self.order: dict[str, int] = {}  # a pattern's place among the KB's signals (its first signal's)
@@ -202,8 +207,12 @@ class Matcher:
         return unchanged
 
     def _fuzzy(self, line: str, kind: str) -> list[tuple[str, CompiledSignal]]:
-        from rapidfuzz import fuzz
-
+        fuzz = sys.modules.get("rapidfuzz.fuzz")
+        grams = None
+        if fuzz is None:  # until a line needs it, rapidfuzz (about 15 ms to import) is kept out by a bound
+            if self._gram_bounds is None:
+                self._gram_bounds = {id(sig): gram_bound(sig.fuzzy or "", sig.threshold) for _, sig in self.fuzzy_signals}
+            grams = {line[i:i + GRAM] for i in range(len(line) - GRAM + 1)}
         found = []
         for rule_id, sig in self.fuzzy_signals:
             if sig.kinds is not None and kind not in sig.kinds:
@@ -211,7 +220,46 @@ class Matcher:
             assert sig.fuzzy is not None
             if len(line) < len(sig.fuzzy) * 0.5:
                 continue
+            if grams is not None:
+                needle_grams, least = self._gram_bounds[id(sig)]
+                if len(line) >= len(sig.fuzzy):
+                    if sum(g in grams for g in needle_grams) < least:
+                        continue  # too few of the message's 3-grams in the line for partial_ratio to reach the threshold
+                else:  # partial_ratio aligns the shorter string, the line, inside the message: the same bound turned round
+                    known = set(needle_grams)
+                    if sum(line[i:i + GRAM] in known for i in range(len(line) - GRAM + 1)) < \
+                            gram_least(len(line), sig.threshold):
+                        continue
+                if fuzz is None:
+                    from rapidfuzz import fuzz
+            assert fuzz is not None
             score = fuzz.partial_ratio(sig.fuzzy, line, score_cutoff=sig.threshold)
             if score:
                 found.append((rule_id, sig))
         return found
+
+
+@functools.lru_cache(maxsize=4096)
+def gram_least(m: int, threshold: float) -> int:
+    """gram_bound's count for a string of m characters."""
+    t = threshold / 100
+    worst = 0
+    for length in range(1, m + 1):
+        lcs = math.ceil(t * (m + length) / 2 - 1e-9)
+        if lcs > length:
+            continue  # a window this short cannot reach the threshold
+        worst = max(worst, GRAM * (m - lcs) + (GRAM - 1) * (length - lcs))
+    return max(0, m - GRAM + 1 - worst)
+
+
+def gram_bound(needle: str, threshold: float) -> tuple[list[str], int]:
+    """(the needle's 3-grams by position, the fewest of them a line must contain) for
+    `rapidfuzz.fuzz.partial_ratio(needle, line) >= threshold` with the line at least as long as the needle.
+
+    partial_ratio is the best normalized Indel similarity 2*LCS / (m + l) of the needle (m characters) and a
+    window of the line (l <= m characters, shorter ones at the line's ends). Reaching `threshold` takes
+    LCS >= threshold/100 * (m + l) / 2, so at most m - LCS deletions from the needle and l - LCS insertions;
+    a deletion breaks at most GRAM of the needle's 3-grams and an insertion at most GRAM - 1, and every 3-gram
+    left whole occurs in the window, hence in the line. The fewest left whole over every window length is
+    the bound (0: no line can be turned away)."""
+    return [needle[i:i + GRAM] for i in range(len(needle) - GRAM + 1)], gram_least(len(needle), threshold)

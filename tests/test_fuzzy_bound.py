@@ -1,0 +1,56 @@
+"""The 3-gram bound that keeps rapidfuzz unimported must never turn away a line partial_ratio would score."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+from conftest import FIXTURES
+from rapidfuzz import fuzz
+
+from diagnose.engine.match import GRAM, gram_bound, gram_least
+
+
+def _passes(needle: str, threshold: float, line: str) -> bool:
+    if len(line) >= len(needle):
+        grams, least = gram_bound(needle, threshold)
+        have = {line[i:i + GRAM] for i in range(len(line) - GRAM + 1)}
+        return sum(g in have for g in grams) >= least
+    known = set(gram_bound(needle, threshold)[0])
+    return sum(line[i:i + GRAM] in known for i in range(len(line) - GRAM + 1)) >= gram_least(len(line), threshold)
+
+
+def test_the_bound_keeps_every_line_that_reaches_the_threshold(kb):
+    needles = [(s.fuzzy, s.threshold) for _, s in kb.signals() if s.fuzzy]
+    rng = random.Random(12)
+    alphabet = "abcdefghijklmnopqrstuvwxyz _:.`'0123456789"
+    reached = 0
+    for _ in range(6000):
+        needle, threshold = rng.choice(needles)
+        start = rng.randint(0, len(needle) // 3)
+        piece = list(needle[start:rng.randint(start + len(needle) // 2, len(needle))] if rng.random() < 0.4 else needle)
+        for _ in range(rng.randint(0, 7)):  # deletions, insertions and substitutions anywhere
+            i, op = rng.randrange(len(piece) + 1), rng.random()
+            if op < 0.33 and piece:
+                del piece[min(i, len(piece) - 1)]
+            elif op < 0.66:
+                piece.insert(i, rng.choice(alphabet))
+            elif piece:
+                piece[min(i, len(piece) - 1)] = rng.choice(alphabet)
+        pad = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) if rng.random() < 0.6 else ""
+        line = pad + "".join(piece) + pad[::-1]
+        if len(line) < len(needle) * 0.5:
+            continue
+        if fuzz.partial_ratio(needle, line, score_cutoff=threshold):
+            reached += 1
+            assert _passes(needle, threshold, line), (needle, line)
+    assert reached > 2000  # the trials did reach the threshold often
+
+
+def test_a_small_crash_log_is_diagnosed_without_importing_rapidfuzz():
+    log = FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log"
+    code = ("import sys; from diagnose import api; d = api.diagnose([sys.argv[1]]); "
+            "print(d.findings[0].rule_id, 'rapidfuzz' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["device-side-assert", "False"]
