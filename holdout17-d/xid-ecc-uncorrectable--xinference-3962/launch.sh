@@ -1,0 +1,1 @@
+xinference -H -p 9997

@@ -1,0 +1,1 @@
+sudo docker run --gpus all --shm-size 1g -p 8080:80 -v /home/REDACTED/discourse/data:/data ghcr.io/huggingface/text-generation-inference:1.3 --model-id tiiuae/falcon-7b-instruct --sharded true --num-shard 2 --dtype float16
