@@ -34,6 +34,7 @@ SOURCE_LISTING = lazy_re.compile(
 )
 FUZZY_MAX_LINE = 600
 GRAM = 3  # the q-gram bound that keeps rapidfuzz unimported on lines no fuzzy signal can reach
+BOUNDED_LINES = 64  # error-line shapes checked by that bound (in Python) before rapidfuzz is imported anyway
 MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
 MAX_FUZZY_CACHE = 4096  # line templates whose fuzzy verdicts are kept (the cache starts over past it)
@@ -76,6 +77,7 @@ class Matcher:
         self.regex_signals: list[tuple[str, CompiledSignal]] = []
         self.fuzzy_signals: list[tuple[str, CompiledSignal]] = []
         self._gram_bounds: dict[int, tuple[list[str], int]] | None = None
+        self._bounded = 0  # error-line shapes scored so far
         self.compiled: dict[str, Any] = {}  # each signal's own regex, compiled on its first candidate line
         self.by_pattern: dict[str, list[tuple[str, CompiledSignal]]] = defaultdict(list)
         self.order: dict[str, int] = {}  # a pattern's place among the KB's signals (its first signal's)
@@ -209,6 +211,9 @@ class Matcher:
     def _fuzzy(self, line: str, kind: str) -> list[tuple[str, CompiledSignal]]:
         fuzz = sys.modules.get("rapidfuzz.fuzz")
         grams = None
+        self._bounded += 1
+        if fuzz is None and self._bounded > BOUNDED_LINES:  # a log with many error shapes: rapidfuzz pays for itself
+            from rapidfuzz import fuzz
         if fuzz is None:  # until a line needs it, rapidfuzz (about 15 ms to import) is kept out by a bound
             if self._gram_bounds is None:
                 self._gram_bounds = {id(sig): gram_bound(sig.fuzzy or "", sig.threshold) for _, sig in self.fuzzy_signals}
