@@ -31,21 +31,26 @@ def test_same_findings_every_line_and_through_the_block_prefilter(case, kb, monk
     assert through_blocks[0] == every_line[0]
 
 
-def _scan_repeats_always(monkeypatch):
-    """Every chunk scanned with its repeated lines left out wherever it has any (not only after a dense chunk)."""
-    used = []
+def _record_repeat_hits(monkeypatch):
+    """The runs each chunk's repeat scan left out (0 where the chunk was scanned whole), as they happen."""
+    runs = []
     original = prefilter.Prefilter.repeat_hits
 
     def repeat_hits(self, chunk):
         found = original(self, chunk)
-        used.append(found is not None and bool(found[1]))
+        runs.append(len(found[1]) if found is not None else 0)
         return found
 
+    monkeypatch.setattr(prefilter.Prefilter, "repeat_hits", repeat_hits)
+    return runs
+
+
+def _scan_repeats_always(monkeypatch):
+    """Every chunk scanned with its repeated lines left out wherever it has any (not only after a dense chunk)."""
     monkeypatch.setattr(reader, "SMALL_INPUT", 0)
     monkeypatch.setattr(reader, "REPEATS_ALWAYS", True)
     monkeypatch.setattr(prefilter, "REPEATS", 10**9)
-    monkeypatch.setattr(prefilter.Prefilter, "repeat_hits", repeat_hits)
-    return used
+    return _record_repeat_hits(monkeypatch)
 
 
 def _repeats(path: str) -> int:
@@ -144,15 +149,7 @@ def test_a_crash_loop_gives_the_same_report_when_the_reader_skips_repeated_lines
         original(self)
 
     monkeypatch.setattr(sniff._Scanner, "_count_folded", count_folded)
-    reduced = []
-    original_hits = prefilter.Prefilter.repeat_hits
-
-    def repeat_hits(self, chunk):
-        found = original_hits(self, chunk)
-        reduced.append(found is not None and len(found[1]))
-        return found
-
-    monkeypatch.setattr(prefilter.Prefilter, "repeat_hits", repeat_hits)
+    reduced = _record_repeat_hits(monkeypatch)
     monkeypatch.setattr(reader, "SMALL_INPUT", 0)
     through_blocks = api.diagnose([str(log)], kb=kb)
     assert sum(skipped) > 1000  # the repeats were skipped, not read
