@@ -484,7 +484,13 @@ def _load(hyperscan: Any, data: bytes) -> Any:
 def digit_sensitive(pattern: str) -> bool:
     """Can a line's digits change whether (or where) `pattern` matches it? True for a literal digit, a class
     with some digits but not all, a backreference, or a pattern the stdlib parser does not read."""
-    from re import _constants as sre, _parser as sre_parse  # type: ignore[attr-defined]
+    try:
+        from re import _constants as sre, _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # Python 3.10
+        import sre_constants as sre  # type: ignore[no-redef]
+        import sre_parse  # type: ignore[no-redef]
+    repeats = tuple(getattr(sre, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(sre, name))
+    atomic = getattr(sre, "ATOMIC_GROUP", None)  # 3.11+
 
     try:
         tree = sre_parse.parse(pattern)
@@ -507,7 +513,7 @@ def digit_sensitive(pattern: str) -> bool:
             elif op is sre.SUBPATTERN:
                 if walk(arg[-1]):
                     return True
-            elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            elif op in repeats:
                 if walk(arg[2]):
                     return True
             elif op is sre.BRANCH:
@@ -516,7 +522,7 @@ def digit_sensitive(pattern: str) -> bool:
             elif op in (sre.ASSERT, sre.ASSERT_NOT):
                 if walk(arg[1]):
                     return True
-            elif op is sre.ATOMIC_GROUP:
+            elif atomic is not None and op is atomic:
                 if walk(arg):
                     return True
         return False
