@@ -76,7 +76,7 @@ class Matcher:
         self.kb = kb
         self.regex_signals: list[tuple[str, CompiledSignal]] = []
         self.fuzzy_signals: list[tuple[str, CompiledSignal]] = []
-        self._gram_bounds: dict[int, tuple[list[str], int]] | None = None
+        self._gram_bounds: dict[int, tuple[list[str], set[str], int]] | None = None
         self._bounded = 0  # error-line shapes scored so far
         self.compiled: dict[str, Any] = {}  # each signal's own regex, compiled on its first candidate line
         self.by_pattern: dict[str, list[tuple[str, CompiledSignal]]] = defaultdict(list)
@@ -216,7 +216,10 @@ class Matcher:
             from rapidfuzz import fuzz
         if fuzz is None:  # until a line needs it, rapidfuzz (about 15 ms to import) is kept out by a bound
             if self._gram_bounds is None:
-                self._gram_bounds = {id(sig): gram_bound(sig.fuzzy or "", sig.threshold) for _, sig in self.fuzzy_signals}
+                self._gram_bounds = {}
+                for _, sig in self.fuzzy_signals:
+                    needle_grams, least = gram_bound(sig.fuzzy or "", sig.threshold)
+                    self._gram_bounds[id(sig)] = (needle_grams, set(needle_grams), least)
             grams = {line[i:i + GRAM] for i in range(len(line) - GRAM + 1)}
         found = []
         for rule_id, sig in self.fuzzy_signals:
@@ -226,12 +229,11 @@ class Matcher:
             if len(line) < len(sig.fuzzy) * 0.5:
                 continue
             if grams is not None:
-                needle_grams, least = self._gram_bounds[id(sig)]
+                needle_grams, known, least = self._gram_bounds[id(sig)]
                 if len(line) >= len(sig.fuzzy):
                     if sum(g in grams for g in needle_grams) < least:
                         continue  # too few of the message's 3-grams in the line for partial_ratio to reach the threshold
                 else:  # partial_ratio aligns the shorter string, the line, inside the message: the same bound turned round
-                    known = set(needle_grams)
                     if sum(line[i:i + GRAM] in known for i in range(len(line) - GRAM + 1)) < \
                             gram_least(len(line), sig.threshold):
                         continue
