@@ -1,4 +1,5 @@
-"""The 3-gram bound that keeps rapidfuzz unimported must never turn away a line partial_ratio would score."""
+"""The 3-gram bound that keeps rapidfuzz unimported must never turn away a line partial_ratio would score;
+the CJK-edge spacing that the matcher does per non-ASCII line must be the one its definition gives."""
 
 from __future__ import annotations
 
@@ -54,3 +55,18 @@ def test_a_small_crash_log_is_diagnosed_without_importing_rapidfuzz():
             "print(d.findings[0].rule_id, 'rapidfuzz' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["device-side-assert", "False"]
+
+
+def test_cjk_spacing_puts_a_space_at_every_edge_between_cjk_and_ascii_words_and_nowhere_else():
+    import regex
+
+    from diagnose.engine.match import cjk_spaced
+
+    cjk = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
+    edges = regex.compile(rf"(?<={cjk})(?=[A-Za-z0-9_])|(?<=[A-Za-z0-9_])(?={cjk})")  # the definition, position by position
+    rng = random.Random(5)
+    alphabet = "ab_9 报显示あア한.-:Zé月"
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        assert cjk_spaced(text) == edges.sub(" ", text), text
+    assert cjk_spaced("报错CUDA out of memory, 显示HeaderTooLarge") == "报错 CUDA out of memory, 显示 HeaderTooLarge"
