@@ -266,8 +266,9 @@ class Prefilter:
         starts = [0, *accumulate(map((1).__add__, map(len, masked[:count])))]  # line i starts at starts[i]
         kept = [0, *compress(range(1, count), differs)]
         lines = chunk.split(b"\n")
-        reduced = b"\n".join([lines[i] for i in kept]) + (b"\n" if chunk.endswith(b"\n") else b"")
-        reduced_starts = [0, *accumulate(map((1).__add__, map(len, [lines[i] for i in kept])))]
+        kept_lines = [lines[i] for i in kept]
+        reduced = b"\n".join(kept_lines) + (b"\n" if chunk.endswith(b"\n") else b"")
+        reduced_starts = [0, *accumulate(map((1).__add__, map(len, kept_lines)))]
         hits: list[tuple[int, int, int]] = []
         context_lines = set()
         contexts = self._contexts

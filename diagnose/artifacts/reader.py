@@ -244,14 +244,11 @@ class TextSource:
                 ranges.append((start, last_index, last_index + context, rule))
             # one pass over the chunk counts its lines: up to the last hit above, the rest here
             n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
-            dense = len(pids_by_line) * 4 >= n_lines
-            lookup: Any = pids_by_line
-            run_pids = None
-            if runs and starts is not None:
-                lookup = run_pids = RunPids(pids_by_line, runs, prefilter.digit_ids)
+            dense = reduced is not None or len(pids_by_line) * 4 >= n_lines
+            run_pids = RunPids(pids_by_line, runs, prefilter.digit_ids) if runs and starts is not None else None
+            if run_pids is not None:
                 ranges += run_pids.ranges(starts)
-            if reduced is not None:
-                dense = True
+            lookup: Any = run_pids or pids_by_line
             self.line_hints = LineHints(base + 1, lookup, prefilter.line_hint)
             carry, carry_more = 0, None
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts

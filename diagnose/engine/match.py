@@ -88,7 +88,7 @@ class Matcher:
         self.kb = kb
         self.regex_signals: list[tuple[str, CompiledSignal]] = []
         self.fuzzy_signals: list[tuple[str, CompiledSignal]] = []
-        self._gram_bounds: dict[int, tuple[list[str], set[str], int]] | None = None
+        self._gram_bounds: dict[int, GramBound] | None = None
         self._bounded = 0  # error-line shapes scored so far
         self.compiled: dict[str, Any] = {}  # each signal's own regex, compiled on its first candidate line
         self.by_pattern: dict[str, list[tuple[str, CompiledSignal]]] = defaultdict(list)
@@ -228,11 +228,8 @@ class Matcher:
             from rapidfuzz import fuzz
         if fuzz is None:  # until a line needs it, rapidfuzz (about 15 ms to import) is kept out by a bound
             if self._gram_bounds is None:
-                self._gram_bounds = {}
-                for _, sig in self.fuzzy_signals:
-                    needle_grams, least = gram_bound(sig.fuzzy or "", sig.threshold)
-                    self._gram_bounds[id(sig)] = (needle_grams, set(needle_grams), least)
-            grams = {line[i:i + GRAM] for i in range(len(line) - GRAM + 1)}
+                self._gram_bounds = {id(sig): gram_bound(sig.fuzzy or "", sig.threshold) for _, sig in self.fuzzy_signals}
+            grams = line_grams(line)
         found = []
         for rule_id, sig in self.fuzzy_signals:
             if sig.kinds is not None and kind not in sig.kinds:
@@ -241,14 +238,8 @@ class Matcher:
             if len(line) < len(sig.fuzzy) * 0.5:
                 continue
             if grams is not None:
-                needle_grams, known, least = self._gram_bounds[id(sig)]
-                if len(line) >= len(sig.fuzzy):
-                    if sum(g in grams for g in needle_grams) < least:
-                        continue  # too few of the message's 3-grams in the line for partial_ratio to reach the threshold
-                else:  # partial_ratio aligns the shorter string, the line, inside the message: the same bound turned round
-                    if sum(line[i:i + GRAM] in known for i in range(len(line) - GRAM + 1)) < \
-                            gram_least(len(line), sig.threshold):
-                        continue
+                if not may_reach(self._gram_bounds[id(sig)], line, grams):
+                    continue  # too few shared 3-grams for partial_ratio to reach the threshold
                 if fuzz is None:
                     from rapidfuzz import fuzz
             assert fuzz is not None
@@ -271,9 +262,13 @@ def gram_least(m: int, threshold: float) -> int:
     return max(0, m - GRAM + 1 - worst)
 
 
-def gram_bound(needle: str, threshold: float) -> tuple[list[str], int]:
-    """(the needle's 3-grams by position, the fewest of them a line must contain) for
-    `rapidfuzz.fuzz.partial_ratio(needle, line) >= threshold` with the line at least as long as the needle.
+GramBound = tuple[list[str], set[str], int, int, float]  # a message's 3-grams (list, set), least, length, threshold
+
+
+def gram_bound(needle: str, threshold: float) -> GramBound:
+    """What `may_reach` needs of a fuzzy message: its 3-grams by position (and as a set), the fewest of them a
+    line at least as long must contain for `rapidfuzz.fuzz.partial_ratio(needle, line) >= threshold`, its
+    length and the threshold.
 
     partial_ratio is the best normalized Indel similarity 2*LCS / (m + l) of the needle (m characters) and a
     window of the line (l <= m characters, shorter ones at the line's ends). Reaching `threshold` takes
@@ -281,4 +276,18 @@ def gram_bound(needle: str, threshold: float) -> tuple[list[str], int]:
     a deletion breaks at most GRAM of the needle's 3-grams and an insertion at most GRAM - 1, and every 3-gram
     left whole occurs in the window, hence in the line. The fewest left whole over every window length is
     the bound (0: no line can be turned away)."""
-    return [needle[i:i + GRAM] for i in range(len(needle) - GRAM + 1)], gram_least(len(needle), threshold)
+    grams = [needle[i:i + GRAM] for i in range(len(needle) - GRAM + 1)]
+    return grams, set(grams), gram_least(len(needle), threshold), len(needle), threshold
+
+
+def line_grams(line: str) -> set[str]:
+    return {line[i:i + GRAM] for i in range(len(line) - GRAM + 1)}
+
+
+def may_reach(bound: GramBound, line: str, grams: set[str]) -> bool:
+    """False when partial_ratio of the message and `line` (whose 3-grams are `grams`) cannot reach the threshold."""
+    needle_grams, known, least, length, threshold = bound
+    if len(line) >= length:
+        return sum(g in grams for g in needle_grams) >= least
+    # partial_ratio aligns the shorter string, the line, inside the message: the same bound turned round
+    return sum(line[i:i + GRAM] in known for i in range(len(line) - GRAM + 1)) >= gram_least(len(line), threshold)
