@@ -118,6 +118,9 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     catalog_notes.annotate_unmatched(diagnosis.unmatched_errors, kb)
     if not diagnosis.findings and diagnosis.unmatched_errors:
         diagnosis.findings = _nearest_guess(diagnosis, facts, kb)
+    from diagnose.engine.calibrate import calibrate  # raw scores -> what they have meant on unseen logs
+
+    calibrate(diagnosis.findings, kb.compat)
     for note in sorted(set(matcher.timeouts)):
         diagnosis.skipped.append(Skipped("regex", note))
     return diagnosis
@@ -137,7 +140,7 @@ def _nearest_guess(diagnosis: Diagnosis, facts: Facts, kb: KnowledgeBase) -> lis
         f"{guess.runner_up}. Run its verify step to know; a log of the failing step would settle it",
     ]
     candidate = rank.Candidate(kb.rules[guess.rule_id], guess.confidence, guess.evidence, reasons,
-                               first=(0, guess.evidence[0].line if guess.evidence else 0))
+                               first=(0, guess.evidence[0].line if guess.evidence else 0), basis="guess")
     finding = rank.to_finding(candidate, facts)
     finding.rank = 1
     return [finding]

@@ -255,6 +255,7 @@ class Finding:
     rank: int = 0
     first_position: tuple[int, int] = (0, 0)
     catalog: list[CatalogNote] = field(default_factory=list)  # the catalogued Xids / CUDA errors it names
+    basis: str = "log"  # where its evidence came from: log, prose, cut (frames of a cut traceback), guess
 
 
 GUESS_SIGNAL = "nearest-known-wording"  # evidence of a finding offered by similarity, not by a signature (engine/nearest.py)
@@ -332,6 +333,7 @@ def _drop_empty_catalog(items: list[dict[str, Any]]) -> None:
 
 def _clean_finding(finding: dict[str, Any]) -> None:
     finding.pop("first_position", None)
+    finding.pop("basis", None)  # internal: the calibration's input, said in words by a reason
     finding["reasons"] = [reason_item(r) for r in finding["reasons"]]
     finding["verified_by"] = [source_item(v) for v in finding["verified_by"]]
     _drop_empty_catalog([finding, *finding["evidence"]])

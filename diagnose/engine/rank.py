@@ -42,6 +42,7 @@ class Candidate:
     checks: list[str] = field(default_factory=list)
     scale: float = 1.0  # factors applied for where the evidence came from (prose): not the evidence's strength
     doubted: bool = False  # a line argues against it (a contradicting signal matched): it folds no symptom under it
+    basis: str = "log"  # where its line evidence came from: log, prose, cut (frames of a cut traceback), guess
 
 
 def combine(weights: list[float]) -> float:
@@ -229,6 +230,7 @@ def to_finding(candidate: Candidate, facts: Facts) -> Finding:
         verified_by=list(rule.verified_by),
         references=list(rule.references),
         first_position=candidate.first,
+        basis=candidate.basis,
     )
 
 

@@ -70,6 +70,7 @@ def note_cut_evidence(candidates: list[Any]) -> None:
         lines = [e for e in c.evidence if e.kind != "facts"]
         if lines and all(getattr(signals.get(e.signal), "scope", None) == "cut-traceback" for e in lines):
             c.confidence = min(c.confidence, CUT_CONFIDENCE)
+            c.basis = "cut"
             c.reasons.append(
                 "· the log ends inside a traceback, before its exception line: named from the frames it "
                 "shows; paste the rest of the traceback to confirm"
@@ -92,6 +93,7 @@ def note_prose_evidence(candidates: list[Any]) -> None:
         lines = [e for e in c.evidence if e.kind != "facts"]
         if lines and all(looks_like_prose(e.text) for e in lines):
             c.confidence *= PROSE_FACTOR
+            c.basis = "prose"
             c.scale *= PROSE_FACTOR
             c.reasons.append("· the error is quoted in prose (a title or a sentence), not in a log line: "
                              "a log of the failure would confirm it")

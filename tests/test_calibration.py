@@ -1,0 +1,62 @@
+"""Confidence calibration: a printed confidence is what that raw score has meant on logs the KB was not tuned on."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+
+from diagnose import api
+from diagnose.engine.calibrate import GUESS_MAX, SECOND_FLOOR, calibrate, interpolate
+from diagnose.model import Finding
+
+
+def _finding(rule_id: str, confidence: float, basis: str = "log") -> Finding:
+    return Finding(rule_id, rule_id, "c", "high", confidence, "", [], basis=basis)
+
+
+def test_the_shipped_table_is_monotone_and_from_measured_sets(kb):
+    table = kb.compat["confidence-calibration"]
+    rows = table["rows"]
+    assert sum(r["findings"] for r in rows) >= 300  # fitted on hundreds of first measurements, not a handful
+    assert all(0 <= r["right"] <= r["findings"] for r in rows)
+    values = [interpolate(rows, x / 100) for x in range(0, 101)]
+    assert values == sorted(values), "a higher raw score must never read as less sure"
+    assert all(s.startswith("holdout") for s in table["sources"])
+
+
+def test_a_raw_score_that_was_right_nine_times_in_ten_reads_so(kb):
+    rows = kb.compat["confidence-calibration"]["rows"]
+    for row in rows:
+        if row["findings"] >= 20:  # enough findings for the share to mean something
+            share = row["right"] / row["findings"]
+            assert abs(interpolate(rows, row["raw"]) - share) < 0.1, row
+
+
+def test_a_second_finding_cannot_also_be_nearly_certain(kb):
+    first, second = _finding("a", 0.9), _finding("b", 0.88)
+    calibrate([first, second], kb.compat)
+    assert first.confidence > 0.9
+    assert second.confidence == max(SECOND_FLOOR, round(1 - first.confidence, 3))
+    assert any("ranked below" in r for r in second.reasons)
+
+
+def test_a_cut_traceback_is_never_raised_and_a_guess_stays_a_guess(kb):
+    cut, = [_finding("a", 0.5, "cut")]
+    calibrate([cut], kb.compat)
+    assert cut.confidence <= 0.5
+    guess = _finding("b", 0.5, "guess")
+    calibrate([guess], kb.compat)
+    assert guess.confidence <= GUESS_MAX
+
+
+def test_the_reason_says_what_the_raw_score_was_and_what_it_meant(kb):
+    log = FIXTURES / "torch-extension-abi-mismatch--seed-002" / "verify.log"
+    first = api.diagnose([str(log)], kb=kb).findings[0]
+    said = [r for r in first.reasons if "calibrated from" in r]
+    assert len(said) == 1 and "were the true cause" in said[0]
+    assert f"{first.confidence:.2f}" in said[0]
+
+
+def test_without_a_table_the_raw_scores_stand():
+    finding = _finding("a", 0.6)
+    calibrate([finding], {})
+    assert finding.confidence == 0.6 and not finding.reasons
