@@ -24,6 +24,8 @@ from diagnose.model import Evidence
 
 REGEX_TIMEOUT = 0.25  # seconds for one search of one line; lint keeps regexes far below it
 FRAME_PACKAGE = lazy_re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][A-Za-z0-9_]*)[/\\]", module=regex)
+# "No module named 'transformers.models.qwen2'": the parent package imported, so it is installed where the program ran
+SUBMODULE_MISSING = lazy_re.compile(r"No module named ['\"`]([A-Za-z_][A-Za-z0-9_]*)\.[A-Za-z_]", module=regex)
 MAX_SEEN_PACKAGES = 200
 LISTING_START = frozenset(" -0123456789\t")
 # A source line IPython / Jupyter prints around a traceback's frame (`    289     "Cannot re-initialize CUDA in
@@ -136,7 +138,8 @@ class Matcher:
         if candidates is None or candidates:
             unchanged = candidates is not None and candidates <= self.saturated
             self._match_regexes(lineno, kind, text, position, candidates, subject)
-        if ("-packages/" in text or "-packages\\" in text) and (kind == "traceback" or text.lstrip().startswith("File ")):
+        if (("-packages/" in text or "-packages\\" in text) and (kind == "traceback" or text.lstrip().startswith("File "))
+                or "No module named" in text):
             unchanged = False
             self._frame_package(lineno, text)  # also IPython's `File ~\...\site-packages\torch\cuda\__init__.py:293, in f()`
         exception = kind == "traceback" and pylog.is_exception_line(text)
@@ -150,6 +153,8 @@ class Matcher:
         if "pip-build-env-" in text or "builds-v0" in text:
             return  # pip's / uv's isolated build environment: the package is there, not where the program runs
         m = FRAME_PACKAGE.search(text)
+        if m is None and "No module named" in text:
+            m = SUBMODULE_MISSING.search(text)
         if m and len(self.seen_packages) < MAX_SEEN_PACKAGES:
             self.seen_packages.setdefault(m[1], f"line {lineno} of {self.source}: {text.strip()[:160]}")
 

@@ -57,7 +57,7 @@ def _holds(hit: Hit, kb: KnowledgeBase, cut: dict[int, int], keys: dict[tuple[st
         table, column = sig.known_in["table"], sig.known_in.get("column", "model_type")
         if (table, column) not in keys:
             keys[(table, column)] = table_keys(kb.compat.get(table, {}), column)
-        value = hit.groups.get(sig.known_in["group"])
+        value = (hit.groups.get(sig.known_in["group"]) or "").lower()  # a class name's prefix (Qwen2Config) too
         if not value or value not in keys[(table, column)]:
             return False
     return True

@@ -78,7 +78,8 @@ def _signal_matches(sig: Any, line: str) -> bool:
         known_in = getattr(sig, "known_in", None)
         if m and known_in:  # the matched entity must be one the compat table knows
             spec = known_in if isinstance(known_in, dict) else known_in.model_dump()
-            return m.groupdict().get(spec["group"]) in _table_keys(spec["table"], spec.get("column", "model_type"))
+            value = (m.groupdict().get(spec["group"]) or "").lower()  # as engine/scope.py: Qwen2Config's "Qwen2" too
+            return value in _table_keys(spec["table"], spec.get("column", "model_type"))
         return bool(m)
     from rapidfuzz import fuzz
 
