@@ -125,6 +125,7 @@ class Facts:
     driver_version: str | None = None
     cuda_driver_version: str | None = None
     torch_cuda: str | None = None
+    toolkit_cuda: str | None = None  # the CUDA toolkit (nvcc) a build uses: `nvcc -V`, collect_env, a report's setup list
     kernel_release: str | None = None
     kernel_module: str | None = None  # "open" | "proprietary"
     glibc_version: str | None = None  # the host's (or container's) C library, from collect_env / platform
@@ -165,6 +166,7 @@ class Facts:
             "driver_version",
             "cuda_driver_version",
             "torch_cuda",
+            "toolkit_cuda",
             "kernel_release",
             "kernel_module",
             "glibc_version",

@@ -111,3 +111,37 @@ def test_an_issue_forms_fields_are_facts(kb):
     assert facts.kernel_release == "5.15.41-gentoo"
     assert facts.driver_version == "515.48.07"
     assert facts.kernel_module == "open"
+
+
+# a report's setup list and pip's build failure (Dao-AILab/flash-attention#1759, verbatim lines)
+SETUP = ("- PyTorch: 2.2.0 (installed via conda, compiled with CUDA 11.8)\n- System CUDA (nvcc): {nvcc}\n"
+         "- Python: 3.10\n\n  Building wheel for flash-attn (setup.py): finished with status 'error'\n"
+         "  Running setup.py clean for flash-attn\nFailed to build flash-attn\n")
+
+
+def test_a_build_failure_beside_a_toolkit_of_another_major_than_torchs_is_the_toolkit_mismatch(kb):
+    first = _first(api.diagnose_texts([("report", SETUP.format(nvcc="12.9"))], kb=kb))
+    assert first is not None and first.rule_id == "cuda-toolkit-mismatch"
+    assert any("12.9" in r and "11.8" in r for r in first.reasons)
+
+
+def test_the_same_build_failure_with_a_toolkit_of_torchs_major_is_not(kb):
+    diagnosis = api.diagnose_texts([("report", SETUP.format(nvcc="11.8"))], kb=kb)
+    assert all(f.rule_id != "cuda-toolkit-mismatch" for f in diagnosis.findings)
+
+
+def test_nvcc_version_output_and_collect_env_give_the_toolkit(kb):
+    nvcc = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 10.1, V10.1.243\n"
+    env = "PyTorch version: 2.3.1+cu121\nCUDA runtime version: 12.1.105\n"
+    assert api.diagnose_texts([("nvcc.txt", nvcc)], kb=kb).facts.toolkit_cuda == "10.1"
+    facts = api.diagnose_texts([("env.txt", env)], kb=kb).facts
+    assert (facts.toolkit_cuda, facts.torch_cuda) == ("12.1", "12.1")
+
+
+def test_a_missing_submodule_shows_its_package_is_installed(kb):
+    # TensorRT-LLM's Qwen build on transformers 4.33 (a two-line version list that names no transformers)
+    text = ("Traceback (most recent call last):\n  File \"build.py\", line 13, in <module>\n"
+            "    from transformers.models.qwen2 import Qwen2Config, Qwen2ForCausalLM\n"
+            "ModuleNotFoundError: No module named 'transformers.models.qwen2'\n")
+    first = _first(api.diagnose_texts([("error.log", text), ("versions.txt", "tensorrt_llm==0.7.0\n")], kb=kb))
+    assert first is not None and first.rule_id == "transformers-unknown-model-type"

@@ -43,7 +43,20 @@ COLLECT_ENV = {
     "CUDA Driver Version": "cuda_driver",
     "CUDA Driver": "cuda_driver",
     "Libc version": "glibc",  # torch collect_env: "Libc version: glibc-2.35"
+    "CUDA runtime version": "toolkit",  # torch / vLLM collect_env: what `nvcc --version` says ("12.1.105")
 }
+# a report's setup list, bulleted or bold: "- PyTorch: 2.2.0 (installed via conda, compiled with CUDA 11.8)",
+# "- System CUDA (nvcc): 12.9", "**nvcc version**: 12.1"; keys compared lower-case, without the bullet
+SETUP_LINE = lazy_re.compile(r"^[\s*>•-]{0,6}\**([A-Za-z][\w .()/-]{1,40}?)\**\s*[:：=]\s*\**\s*(\S.{0,200})$", module=regex)
+SETUP_FACTS = {
+    "pytorch": "torch", "torch": "torch", "pytorch version": "torch", "torch version": "torch",
+    "system cuda (nvcc)": "toolkit", "cuda (nvcc)": "toolkit", "nvcc": "toolkit", "nvcc version": "toolkit",
+    "cuda toolkit": "toolkit", "cuda toolkit version": "toolkit", "system cuda": "toolkit",
+    "system cuda version": "toolkit", "local cuda": "toolkit", "local cuda version": "toolkit",
+    "installed cuda": "toolkit", "installed cuda version": "toolkit", "cuda toolkit (nvcc)": "toolkit",
+}
+SETUP_CUE = lazy_re.compile(r"(?i)torch|nvcc|cuda", module=regex)
+NVCC_RELEASE = lazy_re.compile(r"Cuda compilation tools, release (\d+\.\d+)", module=regex)
 # a report's environment line naming the GPU: "GPU：2080Ti", "- GPUs: 4 x NVIDIA H20", "**NVIDIA GPU**:RTX 4060 Laptop"
 STATED_GPU = lazy_re.compile(
     r"^\W{0,6}(?:NVIDIA\s+)?(?:GPUs?|GPU\s+(?:model|type|name|hardware)s?|Graphics(?:\s+card)?|显卡(?:型号)?|GPU型号)"
@@ -95,6 +108,8 @@ def line_facts(line: str) -> Facts | None:
             facts = Facts(module_params={m[1]: {m[2]: m[3]}})
     elif ":" in line and (key := line.split(":", 1)[0].strip()) in COLLECT_ENV:
         facts = _collect_env_fact(COLLECT_ENV[key], line.split(":", 1)[1].strip())
+    elif "Cuda compilation tools" in line and (m := NVCC_RELEASE.search(line)):
+        facts = Facts(toolkit_cuda=m[1])
     elif ("GPU" in line or "gpu" in line or "显卡" in line or "Graphics" in line) and (m := STATED_GPU.match(line)):
         facts = stated_gpu(m["value"])
     elif line[:1].isupper() and "=" in line and (m := ENV_LINE.match(line)):
@@ -102,6 +117,9 @@ def line_facts(line: str) -> Facts | None:
     elif '"model_type"' in line:
         if m := regex.search(r'"model_type"\s*:\s*"([\w.-]+)"', line):
             facts = Facts(model_types=[m[1]])
+    if facts is None and len(line) < 260 and SETUP_CUE.search(line) and (m := SETUP_LINE.match(line)):
+        if what := SETUP_FACTS.get(m[1].strip().lower()):
+            facts = _setup_fact(what, m[2].strip(" *`"))
     if facts is None and ("glibc" in line or "ldd (" in line) and (m := GLIBC_IN_PLATFORM.search(line)):
         facts = Facts(glibc_version=m[1] or m[2])
     if facts is None and launch.has_cue(line):
@@ -115,6 +133,28 @@ def stated_gpu(value: str) -> Facts | None:
     if not LOOKS_LIKE_GPU.search(value) or value.lower().startswith(("n/a", "none", "no ", "cpu")):
         return None
     return Facts(stated_gpus={value: {}})
+
+
+SETUP_TORCH = lazy_re.compile(r"v?(\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.dev|\.post)\d+)?(?:\+[\w.]+)?)(?![\w.])", module=regex)
+SETUP_CUDA = lazy_re.compile(r"(?i)\bCUDA\s*v?(\d{2}\.\d)\b", module=regex)
+SETUP_TOOLKIT = lazy_re.compile(r"^(?:release\s*|v|V)?(\d{2}\.\d)(?:\.\d+)?\b", module=regex)
+
+
+def _setup_fact(what: str, value: str) -> Facts | None:
+    """A fact from a report's setup list: torch's version (and the CUDA it was built with, where the line says), or
+    the CUDA toolkit's release."""
+    if what == "toolkit":
+        m = SETUP_TOOLKIT.match(value)
+        return Facts(toolkit_cuda=m[1]) if m else None
+    m = SETUP_TORCH.match(value)
+    if not m:
+        return None
+    facts = Facts(packages={canonical("torch"): m[1]})
+    built = torch_cuda_tag(m[1])
+    if built is None and (c := SETUP_CUDA.search(value, m.end())):
+        built = c[1]
+    facts.torch_cuda = built
+    return facts
 
 
 def _collect_env_fact(what: str, value: str) -> Facts | None:
@@ -133,6 +173,9 @@ def _collect_env_fact(what: str, value: str) -> Facts | None:
     if what == "glibc":
         m = regex.match(r"glibc-(\d+\.\d+)", value)
         return Facts(glibc_version=m[1]) if m else None
+    if what == "toolkit":
+        m = SETUP_TOOLKIT.match(value)
+        return Facts(toolkit_cuda=m[1]) if m else None
     return None
 
 

@@ -51,6 +51,9 @@ STRUCTURE: list[tuple[str, int]] = [
     # other NVRM lines reach the matcher only through a signal of their own
     (r"NVRM: Xid|NVIDIA UNIX|Linux version|^Linux \S+ \d|/sys/module/|\"model_type\"", 0),
     (r"^(?:export )?(?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_\w+=", 0),
+    # a report's setup list (host.SETUP_FACTS: torch's version and CUDA, the toolkit's release) and `nvcc -V`
+    (r"(?i)^[\s*>-]{0,6}\**(?:(?:py)?torch(?: version)?|(?:system |local |installed )?cuda(?: toolkit| runtime)?"
+     r"(?: version)?(?: \(nvcc\))?|nvcc(?: version)?)\**\s*[:=]|Cuda compilation tools, release", 0),
     (r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+==", 0),
     (pylog.ERRORISH_PATTERN, 0),
     (ANSI_PATTERN, 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole

@@ -76,6 +76,12 @@ def evaluate(
         known = getattr(facts, subject)
         label = subject.replace("_", " ")
         return satisfies(known, value), f"{label} {known or 'unknown'} vs {value}", {}
+    if subject == "toolkit_cuda":
+        toolkit, built = facts.toolkit_cuda, facts.torch_cuda
+        if not toolkit or not built:
+            return None, f"CUDA toolkit {toolkit or 'unknown'} vs torch built with CUDA {built or 'unknown'}", {}
+        differs = toolkit.split(".")[0] != built.split(".")[0]
+        return differs == (value == "mismatched"), f"CUDA toolkit (nvcc) {toolkit} vs torch built with CUDA {built}", {}
     if subject == "kernel_release":
         release = facts.kernel_release
         if not release:

@@ -121,6 +121,7 @@ class Condition(Strict):
     driver_version: Optional[str] = None
     cuda_driver_version: Optional[str] = None
     torch_cuda: Optional[str] = None
+    toolkit_cuda: Optional[Literal["mismatched", "matched"]] = None  # the CUDA toolkit's major vs torch's CUDA major
     kernel_release: Optional[str] = None
     kernel_module: Optional[Literal["open", "proprietary"]] = None
     module_param: Optional[ModuleParam] = None
@@ -163,6 +164,7 @@ SUBJECTS = (
     "driver_version",
     "cuda_driver_version",
     "torch_cuda",
+    "toolkit_cuda",
     "kernel_release",
     "kernel_module",
     "module_param",
