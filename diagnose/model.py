@@ -121,6 +121,9 @@ class Facts:
     """What the inputs say about the host and the environment; None/empty when unknown."""
 
     packages: dict[str, str] = field(default_factory=dict)
+    # packages whose version only a report's sentence or setup list stated ("- PyTorch: 2.2.0"): a version, not a
+    # listing of the environment, so they never show that another package is absent
+    stated_only: set[str] = field(default_factory=set)
     gpus: list[GPU] = field(default_factory=list)
     driver_version: str | None = None
     cuda_driver_version: str | None = None
@@ -154,8 +157,13 @@ class Facts:
     def merge(self, other: Facts, source: str | None = None) -> None:
         """Fold another artifact's facts into these; the first known value of a scalar wins."""
         for name, version in other.packages.items():
-            if name not in self.packages and source:
-                self.package_sources[name] = other.package_sources.get(name, source)
+            if name not in self.packages:
+                if source:
+                    self.package_sources[name] = other.package_sources.get(name, source)
+                if name in other.stated_only:
+                    self.stated_only.add(name)
+            elif name not in other.stated_only:
+                self.stated_only.discard(name)  # a listing names it too
             self.packages.setdefault(name, version)
         for name, where in other.seen_packages.items():
             self.seen_packages.setdefault(name, where)
@@ -320,6 +328,7 @@ class Diagnosis:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["facts"]["stated_only"] = sorted(data["facts"]["stated_only"])
         for finding in data["findings"]:
             _clean_finding(finding)
         _drop_empty_catalog(data["unmatched_errors"])

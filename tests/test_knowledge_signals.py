@@ -145,3 +145,11 @@ def test_a_missing_submodule_shows_its_package_is_installed(kb):
             "ModuleNotFoundError: No module named 'transformers.models.qwen2'\n")
     first = _first(api.diagnose_texts([("error.log", text), ("versions.txt", "tensorrt_llm==0.7.0\n")], kb=kb))
     assert first is not None and first.rule_id == "transformers-unknown-model-type"
+
+
+def test_a_setup_list_naming_torch_does_not_make_other_packages_absent(kb):
+    # "- PyTorch: 2.2.0" states one version; it is not a listing that shows torchvision missing
+    text = "- PyTorch: 2.5.1+cu124\n\nRuntimeError: operator torchvision::nms does not exist\n"
+    diagnosis = api.diagnose_texts([("report", text)], kb=kb)
+    assert diagnosis.facts.packages.get("torch") == "2.5.1+cu124" and diagnosis.facts.torch_cuda == "12.4"
+    assert _first(diagnosis) is not None and _first(diagnosis).rule_id == "torchvision-torch-mismatch"

@@ -149,7 +149,7 @@ def _setup_fact(what: str, value: str) -> Facts | None:
     m = SETUP_TORCH.match(value)
     if not m:
         return None
-    facts = Facts(packages={canonical("torch"): m[1]})
+    facts = Facts(packages={canonical("torch"): m[1]}, stated_only={canonical("torch")})
     built = torch_cuda_tag(m[1])
     if built is None and (c := SETUP_CUDA.search(value, m.end())):
         built = c[1]

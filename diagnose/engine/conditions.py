@@ -50,7 +50,7 @@ def evaluate(
             ran_from = facts.seen_packages.get(value)
             if installed is None and ran_from:
                 return cond["installed"], f"{value} runs from site-packages in the log ({ran_from})", {}
-            if not facts.packages:
+            if not facts.packages or (installed is None and not set(facts.packages) - facts.stated_only):
                 return None, f"installed packages unknown ({value})", {}
             holds = (installed is not None) == cond["installed"]
             return holds, f"{value} {'is installed' if installed else 'is not installed'}", {}
