@@ -94,3 +94,15 @@ def test_healthy_and_near_miss_fixtures_get_no_guess(kb):
     guessed = [(c.name, f.rule_id) for c in quiet for f in api.diagnose(c.artifacts(), kb=kb).findings
                if is_guess(f)]
     assert not guessed
+
+
+def test_a_guess_is_not_drawn_from_log_prefixes_and_frames(kb):
+    # vLLM's EngineCore excerpt cut inside its traceback (vllm-project/vllm#27508): the words the lines share with
+    # the KB are the process tag, the logger's place and the frames' code, which say nothing of the cause
+    prefix = "(EngineCore_DP0 pid=6880) ERROR 10-31 15:07:50 [core.py:708] "
+    text = "".join(prefix + line + "\n" for line in (
+        "EngineCore failed to start.", "Traceback (most recent call last):",
+        '  File "/opt/conda/envs/vllm_env/lib/python3.13/site-packages/vllm/v1/engine/core.py", line 699, in run_engine_core',
+        "    engine_core = EngineCoreProc(*args, **kwargs)"))
+    diagnosis = api.diagnose_texts([("error.log", text)], kb=kb)
+    assert not any(is_guess(f) for f in diagnosis.findings)

@@ -95,8 +95,21 @@ class Index:
         return out
 
 
+# a server's line prefix: vLLM's "(EngineCore_DP0 pid=6880) ERROR 10-31 15:07:50 [core.py:708] ", SGLang's
+# "[2024-12-19 14:44:21 TP0] ": a process tag and a logger's place, not words of the failure
+LOG_PREFIX = lazy_re.compile(
+    r"^(?:\s*(?:\([^()\n]{1,80}\)|\[[^\[\]\n]{1,80}\]|(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL)\b:?"
+    r"|\d{2,4}[-/]\d\d(?:[-/]\d\d)?|\d\d:\d\d:\d\d(?:[.,]\d+)?)\s*)+"
+)
+
+
 def words_of(text: str) -> list[str]:
     return [w for w in (m.group(0).lower() for m in WORD.finditer(text)) if w not in STOP]
+
+
+def message_of(text: str) -> str:
+    """A line without its log prefix."""
+    return LOG_PREFIX.sub("", text, count=1)
 
 
 _INDEXES: dict[int, tuple[KnowledgeBase, Index]] = {}
@@ -114,7 +127,14 @@ def index_for(kb: KnowledgeBase) -> Index:
 
 def failure_lines(unmatched: list[Evidence]) -> list[Evidence]:
     """The unexplained lines that say something failed, not what state a system is in."""
-    lines = [e for e in unmatched if e.kind not in STATE_KINDS and not NOT_A_FAILURE.search(e.text)]
+    from diagnose.artifacts import pylog
+
+    # a traceback speaks through its exception line and the `raise` that words it (DeepSpeed's `raise
+    # Exception(f"... Installed CUDA version {v} does not match ...")` in a cut traceback); its frames and other
+    # code are where, not what, failed
+    lines = [e for e in unmatched if e.kind not in STATE_KINDS and not NOT_A_FAILURE.search(e.text)
+             and (e.kind != "traceback" or pylog.is_exception_line(message_of(e.text))
+                  or message_of(e.text).lstrip().startswith("raise "))]
     return lines[:MAX_QUERY_LINES]
 
 
@@ -125,7 +145,7 @@ def nearest(unmatched: list[Evidence], kb: KnowledgeBase, rejected: set[str]) ->
     idx = index_for(kb)
     # file paths left out: `FAILED: caffe2/.../aten/src/ATen/native/transformers/cuda/...cu.o` shares `aten`,
     # `native`, `cuda` with a kernel assert's example, which says nothing about why a build failed
-    query = set(words_of(PATH.sub(" ", "\n".join(e.text for e in lines))))
+    query = set(words_of(PATH.sub(" ", "\n".join(message_of(e.text) for e in lines))))
     ranked = idx.scores(query)
     if len(ranked) < 2:
         return None
