@@ -102,7 +102,8 @@ def test_a_guess_is_not_drawn_from_log_prefixes_and_frames(kb):
     prefix = "(EngineCore_DP0 pid=6880) ERROR 10-31 15:07:50 [core.py:708] "
     text = "".join(prefix + line + "\n" for line in (
         "EngineCore failed to start.", "Traceback (most recent call last):",
-        '  File "/opt/conda/envs/vllm_env/lib/python3.13/site-packages/vllm/v1/engine/core.py", line 699, in run_engine_core',
+        '  File "/opt/conda/envs/vllm_env/lib/python3.13/site-packages/vllm/v1/engine/core.py", line 699, '
+        'in run_engine_core',
         "    engine_core = EngineCoreProc(*args, **kwargs)"))
     diagnosis = api.diagnose_texts([("error.log", text)], kb=kb)
     assert not any(is_guess(f) for f in diagnosis.findings)

@@ -47,7 +47,8 @@ COLLECT_ENV = {
 }
 # a report's setup list, bulleted or bold: "- PyTorch: 2.2.0 (installed via conda, compiled with CUDA 11.8)",
 # "- System CUDA (nvcc): 12.9", "**nvcc version**: 12.1"; keys compared lower-case, without the bullet
-SETUP_LINE = lazy_re.compile(r"^[\s*>•-]{0,6}\**([A-Za-z][\w .()/-]{1,40}?)\**\s*[:：=]\s*\**\s*(\S.{0,200})$", module=regex)
+SETUP_LINE = lazy_re.compile(r"^[\s*>•-]{0,6}\**([A-Za-z][\w .()/-]{1,40}?)\**\s*[:：=]\s*\**\s*(\S.{0,200})$",
+                             module=regex)
 SETUP_FACTS = {
     "pytorch": "torch", "torch": "torch", "pytorch version": "torch", "torch version": "torch",
     "system cuda (nvcc)": "toolkit", "cuda (nvcc)": "toolkit", "nvcc": "toolkit", "nvcc version": "toolkit",
@@ -174,8 +175,7 @@ def _collect_env_fact(what: str, value: str) -> Facts | None:
         m = regex.match(r"glibc-(\d+\.\d+)", value)
         return Facts(glibc_version=m[1]) if m else None
     if what == "toolkit":
-        m = SETUP_TOOLKIT.match(value)
-        return Facts(toolkit_cuda=m[1]) if m else None
+        return _setup_fact("toolkit", value)
     return None
 
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from diagnose.engine.rank import MAX_CONFIDENCE
 from diagnose.model import Finding
 
 TABLE = "confidence-calibration"
-GUESS_MAX = 0.65  # a guess by similarity: 16 of the 25 guesses on those sets were right (64%)
+GUESSES_RIGHT = (16, 25)  # guesses by similarity on those sets: right, offered
+GUESS_MAX = 0.65  # a guess is at most about the share of guesses that were right (64%)
 SECOND_FLOOR = 0.1  # a later finding still reads as possible, not as ruled out
-MAX_CONFIDENCE = 0.99  # as engine/rank.py: evidence is never certainty
 
 
 def interpolate(rows: list[dict[str, Any]] | None, raw: float) -> float:
@@ -65,20 +66,24 @@ def calibrate(findings: list[Finding], compat: dict[str, Any]) -> None:
             why = "; a cause named from a cut traceback keeps its raw value at most"
         elif finding.basis == "guess" and value > GUESS_MAX:
             value = GUESS_MAX
-            why = f"; a guess by similarity is at most {GUESS_MAX:.2f} (16 of 25 such guesses were right)"
+            why = (f"; a guess by similarity is at most {GUESS_MAX:.2f} ({GUESSES_RIGHT[0]} of {GUESSES_RIGHT[1]} "
+                   f"such guesses were right)")
         if first is not None:
             cap = max(SECOND_FLOOR, 1 - first)
             if value > cap:
                 value = cap
-                why += f"; ranked below a finding at {first:.2f}, it is at most {cap:.2f} likely to be the cause instead"
+                why += (f"; ranked below a finding at {first:.2f}, it is at most {cap:.2f} likely to be the cause "
+                        f"instead")
         value = round(min(max(value, 0.0), MAX_CONFIDENCE), 3)
         if first is None:
             first = value
         row = _row_for(rows, raw)
         seen = ""
         if row and row.get("findings"):
-            seen = (f": of {row['findings']} first finding{'s' if row['findings'] != 1 else ''} scored {row['raw_range']} on logs the knowledge base was "
-                    f"not tuned on, {row['right']} were the true cause")
+            plural = "s" if row["findings"] != 1 else ""
+            seen = (f": of {row['findings']} first finding{plural} scored {row['raw_range']} on logs the knowledge "
+                    f"base was not tuned on, {row['right']} were the true cause")
         if value != round(raw, 3):
-            finding.reasons.append(f"· confidence {value:.2f} calibrated from the evidence's raw score {raw:.2f}{seen}{why}")
+            finding.reasons.append(
+                f"· confidence {value:.2f} calibrated from the evidence's raw score {raw:.2f}{seen}{why}")
         finding.confidence = value
