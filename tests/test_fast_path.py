@@ -81,6 +81,18 @@ def test_same_findings_when_repeated_lines_are_scanned_once_without_hyperscan(ca
     assert any(used)
 
 
+def test_a_cached_database_answers_with_the_ids_it_was_asked_for(tmp_path):
+    # the digit-sensitive subset keeps its texts when a pattern is added before them, but its ids move: a
+    # database cached for the old ids must not answer for the new ones
+    hyperscan = pytest.importorskip("hyperscan")
+    flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
+    for pid in (7, 8):
+        db, _ = prefilter.compile_database([(r"GLIBC_2\.\d+' not found", pid)], flags, tmp_path, "hs-digits")
+        seen = []
+        db.scan(b"version `GLIBC_2.34' not found", match_event_handler=lambda i, *_: seen.append(i))
+        assert seen == [pid]
+
+
 def test_which_patterns_a_lines_digits_can_change():
     assert prefilter.digit_sensitive(r"NVRM: Xid \(PCI:[^)]+\): 79\b")  # a literal digit
     assert prefilter.digit_sensitive(r"error=[1-9]\d*")  # some digits but not all

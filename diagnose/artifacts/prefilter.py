@@ -437,7 +437,9 @@ def compile_database(
     Returns the database and the ids Hyperscan cannot take (checked with `regex` instead)."""
     import hyperscan
 
-    key = cache.key(f"{FORM}\n{base_flags}\n".encode() + "\n".join(p for p, _ in entries).encode())
+    # the ids are part of the key: a subset's ids (the digit-sensitive patterns') are positions in the full list,
+    # which move when a pattern is added before them while the subset's texts stay the same
+    key = cache.key(f"{FORM}\n{base_flags}\n".encode() + "\n".join(f"{i}\t{p}" for p, i in entries).encode())
     db_path = cache_dir / f"{name}-{key}.db" if cache_dir else None
     left_path = cache_dir / f"{name}-{key}.slow" if cache_dir else None
     if db_path and left_path and db_path.exists() and left_path.exists():
