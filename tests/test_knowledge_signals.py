@@ -76,6 +76,9 @@ def test_log_lines_are_not_prose():
         "(VllmWorker rank=0 pid=12) ERROR: the process is not responding and it was killed by the watchdog",
         "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update it",
         "Feb 24 11:16:31 host systemd[1]: ollama.service: A process of this unit has been killed by the OOM killer.",
+        # Python's warnings module prefixes the file and line it warns from
+        "/opt/conda/lib/python3.9/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python"
+        " extension: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory",
     ):
         assert not looks_like_prose(line), line
 
@@ -153,3 +156,85 @@ def test_a_setup_list_naming_torch_does_not_make_other_packages_absent(kb):
     diagnosis = api.diagnose_texts([("report", text)], kb=kb)
     assert diagnosis.facts.packages.get("torch") == "2.5.1+cu124" and diagnosis.facts.torch_cuda == "12.4"
     assert _first(diagnosis) is not None and _first(diagnosis).rule_id == "torchvision-torch-mismatch"
+
+
+def _ids(text, kb):  # type: ignore[no-untyped-def]
+    return [f.rule_id for f in api.diagnose_texts([("paste", text)], kb=kb).findings]
+
+
+def test_a_sigbus_in_nccl_frames_is_shared_memory_that_could_not_be_backed(kb):
+    # UCX's handler (msr-fiddle/pipedream#76 wording) and gdb's, each with the NCCL frames it printed
+    ucx = ("[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n"
+           "==== backtrace (tid:   3095) ====\n"
+           " 2 0x000000000007587d ncclGroupEnd()  ???:0\n"
+           " 4 0x0000000000059e97 ncclGetUniqueId()  ???:0\n")
+    gdb = ('Thread 787 "imagenet_fake_d" received signal SIGBUS, Bus error.\n'
+           "#0 0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) ()\n"
+           "#1 0x00007f6b595436d7 in ncclProxyService(void*) ()\n")
+    for text in (ucx, gdb):
+        assert _ids(text, kb)[:1] == ["nccl-shm-too-small"], text
+
+
+def test_nccl_frames_without_a_bus_error_are_not_the_shared_memory(kb):
+    segv = ("[8d6bf97c3bf4:3039 :0:3095] Caught signal 11 (Segmentation fault: address not mapped to object)\n"
+            " 2 0x000000000007587d ncclGroupEnd()  ???:0\n"
+            " 4 0x0000000000059e97 ncclGetUniqueId()  ???:0\n")
+    assert "nccl-shm-too-small" not in _ids(segv, kb)
+    pcie = "[74889.542044] pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer\n"
+    assert "nccl-shm-too-small" not in _ids(pcie, kb)
+
+
+def test_a_build_that_cannot_execute_its_nvcc_has_no_usable_toolkit(kb):
+    # distutils' wording when CUDA_HOME holds a ':' list (facebookresearch/SparseConvNet#94), its double-quoted
+    # form (MVIG-SJTU/AlphaPose#765), and the shell's (Microway/gpu-burn#8)
+    for text in ("unable to execute ':/usr/local/cuda-8.0/bin/nvcc': No such file or directory\n"
+                 "error: command ':/usr/local/cuda-8.0/bin/nvcc' failed with exit status 1\n",
+                 "unable to execute \"'/usr/local/cuda'/bin/nvcc\": No such file or directory\n",
+                 "/bin/sh: /bin/nvcc: No such file or directory\nmake: *** [Makefile:38: gpu_burn.cuda_kernel] Error 127\n"):
+        assert _ids(text, kb)[:1] == ["cuda-toolkit-missing"], text
+
+
+def test_a_report_that_the_process_was_oom_killed_is_host_memory(kb):
+    assert _ids("[Bug] scheduler OOM-killed during weight load on two nodes\n", kb)[:1] == ["host-oom"]
+    # Ray's list of what might have happened is not a statement that it did
+    ray = ("Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root "
+           "causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage.\n")
+    assert "host-oom" not in _ids(ray, kb)
+
+
+def test_torchvisions_image_extension_warning_is_not_an_extension_built_for_another_torch(kb):
+    warning = ("/opt/conda/lib/python3.9/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image "
+               "Python extension: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory\n")
+    assert "torch-extension-abi-mismatch" not in _ids(warning, kb)
+    # the same library missing when an extension is imported is
+    imported = "ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory\n"
+    assert _ids(imported, kb)[:1] == ["torch-extension-abi-mismatch"]
+
+
+def test_a_cache_path_denied_outside_pythons_errno_form_is_the_cache_dir(kb):
+    text = ("On the media server, HuggingFace weight download crashed with `Permission denied: "
+            "/home/container_app_user/cache_root/huggingface`; the server never became healthy.\n")
+    assert _ids(text, kb)[:1] == ["cache-dir-not-writable"]
+    assert "cache-dir-not-writable" not in _ids("bash: /usr/local/bin/run.sh: Permission denied\n", kb)
+
+
+def test_an_xid_named_in_a_report_is_the_xid_its_number_says(kb):
+    diagnosis = api.diagnose_texts([("title.txt", "Call of Duty: Black Ops 3 eventual XID 31 crash\n")], kb=kb)
+    assert diagnosis.findings and diagnosis.findings[0].rule_id == "xid-other"
+    assert "Xid 31" in " ".join(s["step"] for s in diagnosis.findings[0].fix)  # the catalogue row of that number
+    assert _ids("We get Xid 79 on one node every few days\n", kb)[:1] == ["xid-fallen-off-bus"]
+    # "caused by previous Xid 149" is the NVLink rule's, an Xid 45 is a clean-up, and no number is no Xid
+    for text in ("NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149\n",
+                 "GPU 00000000:01:00.0: Detected Critical Xid Error\n"):
+        assert "xid-other" not in _ids(text, kb), text
+
+
+def test_a_gsp_timeout_named_beside_an_xid_is_the_gsp_with_the_xid_under_it(kb):
+    diagnosis = api.diagnose_texts([("title.txt", "GPU hangs: GSP heartbeat timeout -> Xid 109/8 under load\n")], kb=kb)
+    assert diagnosis.findings and diagnosis.findings[0].rule_id == "gsp-firmware-error"
+    assert [s.rule_id for s in diagnosis.findings[0].symptoms] == ["xid-other"]
+    # the driver's own banner is the banner's signal, not a second one from the same words
+    banner = "NVRM: _kgspLogXid119: ********************************* GSP Timeout **********************************\n"
+    hits = api.diagnose_texts([("dmesg", banner)], kb=kb).findings
+    assert hits and hits[0].rule_id == "gsp-firmware-error"
+    assert "gsp-timeout-named" not in {e.signal for e in hits[0].evidence}

@@ -107,3 +107,17 @@ def test_a_guess_is_not_drawn_from_log_prefixes_and_frames(kb):
         "    engine_core = EngineCoreProc(*args, **kwargs)"))
     diagnosis = api.diagnose_texts([("error.log", text)], kb=kb)
     assert not any(is_guess(f) for f in diagnosis.findings)
+
+
+def test_how_a_process_died_is_not_a_wording_to_guess_from(kb):
+    # an MXNet crash (apache/mxnet#17837): the C++ runtime's terminate line and the shell's segfault say how it
+    # died; an NVLink example that died the same way shares those words and nothing else
+    text = ("Segmentation fault: 11\n\n"
+            "terminate called after throwing an instance of 'dmlc::Error'\n"
+            "  what():  driver shutting down\nAborted\n")
+    words = set(nearest.words_of(nearest.BOILERPLATE.sub(" ", text)))
+    assert not words & {"terminate", "throwing", "instance", "segmentation", "fault", "aborted"}
+    assert "dmlc" in words
+    diagnosis = api.diagnose_texts([("paste", text)], kb=kb)
+    assert not any(is_guess(f) for f in diagnosis.findings), [f.rule_id for f in diagnosis.findings]
+    assert diagnosis.unmatched_errors  # the lines are still shown as unexplained

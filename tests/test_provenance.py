@@ -164,3 +164,31 @@ def test_a_frame_in_pips_isolated_build_env_is_not_the_environment(kb, tmp_path)
     log = FIXTURES / "cuda-toolkit-mismatch--vllm-602" / "install.log"
     diagnosis = api.diagnose([str(log)], kb=kb)
     assert [f.rule_id for f in diagnosis.findings] == ["cuda-toolkit-mismatch"]
+
+
+def test_strong_lines_a_fact_took_below_the_line_are_shown_as_set_aside(kb, tmp_path):
+    # nvidia-installer's own failure (gpu-operator#206 wording), with an nvidia-smi that lists a GPU (taken after
+    # the fix, as such reports often are): the fact may be right, but the user must see what it ruled out
+    log = tmp_path / "driver-container.log"
+    log.write_text("ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel "
+                   "module was built against the wrong or improperly configured kernel sources\n")
+    smi = str(FIXTURES / "healthy" / "host-rtx4090d-nvidia-smi-550" / "nvidia-smi.txt")
+    alone = api.diagnose([str(log)], kb=kb)
+    assert alone.findings and alone.findings[0].rule_id == "nvidia-driver-not-loaded"
+    diagnosis = api.diagnose([str(log), smi], kb=kb)
+    assert all(f.rule_id != "nvidia-driver-not-loaded" for f in diagnosis.findings)
+    aside = [v for v in diagnosis.set_aside if v.rule_id == "nvidia-driver-not-loaded"]
+    assert aside, diagnosis.set_aside
+    assert "nvidia-smi lists GPUs" in aside[0].reason and aside[0].confidence >= 0.6
+    from diagnose.render import text
+
+    assert "Set aside" in text.render(diagnosis)
+
+
+def test_a_weak_line_a_fact_contradicts_is_not_set_aside(kb, tmp_path):
+    log = tmp_path / "smi.log"
+    log.write_text("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                   "Make sure that the latest NVIDIA driver is installed and running.\n")
+    smi = str(FIXTURES / "healthy" / "host-rtx4090d-nvidia-smi-550" / "nvidia-smi.txt")
+    diagnosis = api.diagnose([str(log), smi], kb=kb)
+    assert not [v for v in diagnosis.set_aside if v.rule_id == "nvidia-driver-not-loaded"]

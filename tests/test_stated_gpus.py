@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import FIXTURES
+
 from diagnose import api
 
 BF16 = "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0.\n"
@@ -60,3 +62,32 @@ def test_a_named_gpu_is_not_a_gpu_seen_by_the_process(kb):
     assert d.facts.gpus == []
     assert d.findings and d.findings[0].rule_id in {"nvidia-driver-not-loaded", "no-gpu-visible"}
     assert not any("GPU(s)" in r for r in d.findings[0].reasons)
+
+
+@pytest.mark.parametrize("line, name, cc", [
+    ("gpu V100 32G 显存。", "V100 32G 显存", "7.0"),  # THUDM/GLM-4#510's setup list: no colon
+    ("GPU T4", "T4", "7.5"),
+])
+def test_a_setup_line_naming_the_gpu_without_a_colon_states_it(line, name, cc, kb):
+    facts = api.diagnose_texts([("report.md", f"{line}\n")], kb=kb).facts
+    assert facts.stated_gpus[name]["compute_capability"] == cc
+
+
+@pytest.mark.parametrize("line", ["GPU 0 has a total capacity of 22.30 GiB", "GPU utilization 99%", "GPU hang detected"])
+def test_a_gpu_sentence_without_a_model_states_nothing(line, kb):
+    assert api.diagnose_texts([("server.log", f"{line}\n")], kb=kb).facts.stated_gpus == {}
+
+
+ENGINE = (FIXTURES / "healthy" / "server-vllm-0.10.2-v1-jetson-thor" / "server.log").read_text()
+
+
+def test_an_engine_set_up_for_bfloat16_on_a_gpu_without_it_is_the_bf16_failure(kb):
+    # the real vLLM startup (its engine config says dtype=torch.bfloat16), cut before any error, with a report
+    # that names a V100: vLLM refuses bfloat16 below compute capability 8.0
+    diagnosis = api.diagnose_texts([("server.log", ENGINE), ("report.md", "GPU: Tesla V100-SXM2-16GB\n")], kb=kb)
+    assert diagnosis.findings and diagnosis.findings[0].rule_id == "bf16-unsupported-gpu"
+
+
+def test_the_same_engine_config_alone_or_on_an_ampere_gpu_is_no_finding(kb):
+    for texts in ([("server.log", ENGINE)], [("server.log", ENGINE), ("report.md", "GPU: A100-SXM4-80GB\n")]):
+        assert all(f.rule_id != "bf16-unsupported-gpu" for f in api.diagnose_texts(texts, kb=kb).findings)

@@ -62,6 +62,12 @@ NVCC_RELEASE = lazy_re.compile(r"Cuda compilation tools, release (\d+\.\d+)", mo
 STATED_GPU = lazy_re.compile(
     r"^\W{0,6}(?:NVIDIA\s+)?(?:GPUs?|GPU\s+(?:model|type|name|hardware)s?|Graphics(?:\s+card)?|显卡(?:型号)?|GPU型号)"
     r"\W{0,4}?\s*[:：]\s*\**\s*(?P<value>[^|:：]{2,80}?)[\s*]*$", regex.IGNORECASE)
+# the same without a colon, where the GPU model comes straight after the word: "gpu V100 32G 显存。" (a setup list in
+# THUDM/GLM-4#510), "GPU: " forms aside; never "GPU 0 has a total capacity" (a number is not a model)
+STATED_GPU_BARE = lazy_re.compile(
+    r"^\W{0,6}(?:NVIDIA\s+)?GPUs?\s+(?P<value>(?:\d\s*[x×*]\s*)?(?:NVIDIA\s+|Tesla\s+|GeForce\s+)?"
+    r"(?:[ABHLTVP]\d{1,3}|[RG]TX\s?\d{3,4}\w*|A\d{4}|GB\d{2,3}|B[23]00)(?![\w.])[^|:：=]{0,30}?)[\s*。.,，]*$",
+    regex.IGNORECASE)
 LOOKS_LIKE_GPU = lazy_re.compile(
     r"(?i)nvidia|geforce|\b[rg]tx|tesla|quadro|titan|jetson|(?<![\w.])(?:[ABHLTVP]\d{1,3}|GB\d{2,3}|B[23]00|A\d{4})(?![\w.])"
     r"|(?<![\w.])(?:[2-5]0[5-9]0|1[0-6][5-8]0)\s*(?:ti|super)?(?![\w.])")
@@ -111,7 +117,8 @@ def line_facts(line: str) -> Facts | None:
         facts = _collect_env_fact(COLLECT_ENV[key], line.split(":", 1)[1].strip())
     elif "Cuda compilation tools" in line and (m := NVCC_RELEASE.search(line)):
         facts = Facts(toolkit_cuda=m[1])
-    elif ("GPU" in line or "gpu" in line or "显卡" in line or "Graphics" in line) and (m := STATED_GPU.match(line)):
+    elif ("GPU" in line or "gpu" in line or "显卡" in line or "Graphics" in line) and (
+            (m := STATED_GPU.match(line)) or (len(line) < 60 and (m := STATED_GPU_BARE.match(line)))):
         facts = stated_gpu(m["value"])
     elif line[:1].isupper() and "=" in line and (m := ENV_LINE.match(line)):
         facts = Facts(env={m[1]: m[2]})

@@ -103,6 +103,16 @@ LOG_PREFIX = lazy_re.compile(
 )
 
 
+# how a process dies, not why: the C++ runtime's "terminate called after throwing an instance of 'dmlc::Error'"
+# and "what():", the shell's "Segmentation fault: 11" / "Aborted (core dumped)", Python's faulthandler. An MXNet
+# crash was guessed NVLink from 'terminate', 'throwing', 'called', 'instance', 'fault', which an NVLink example
+# shares only because it died the same way
+BOILERPLATE = lazy_re.compile(
+    r"(?i)terminate called (?:after throwing an instance of|recursively|without an active exception)|\bwhat\(\):"
+    r"|\bSegmentation fault\b(?::\s*\d+)?|\bAborted\b|\(core dumped\)|Fatal Python error:|\bStack trace:"
+)
+
+
 def words_of(text: str) -> list[str]:
     return [w for w in (m.group(0).lower() for m in WORD.finditer(text)) if w not in STOP]
 
@@ -145,7 +155,7 @@ def nearest(unmatched: list[Evidence], kb: KnowledgeBase, rejected: set[str]) ->
     idx = index_for(kb)
     # file paths left out: `FAILED: caffe2/.../aten/src/ATen/native/transformers/cuda/...cu.o` shares `aten`,
     # `native`, `cuda` with a kernel assert's example, which says nothing about why a build failed
-    query = set(words_of(PATH.sub(" ", "\n".join(message_of(e.text) for e in lines))))
+    query = set(words_of(BOILERPLATE.sub(" ", PATH.sub(" ", "\n".join(message_of(e.text) for e in lines)))))
     ranked = idx.scores(query)
     if len(ranked) < 2:
         return None

@@ -43,6 +43,8 @@ class Candidate:
     scale: float = 1.0  # factors applied for where the evidence came from (prose): not the evidence's strength
     doubted: bool = False  # a line argues against it (a contradicting signal matched): it folds no symptom under it
     basis: str = "log"  # where its line evidence came from: log, prose, cut (frames of a cut traceback), guess
+    lines_alone: float = 0.0  # what its line signals alone gave, before any fact lowered it
+    contradicted: list[str] = field(default_factory=list)  # the facts that lowered it, as the rule words them
 
 
 def combine(weights: list[float]) -> float:
@@ -82,6 +84,7 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
     if not weights:
         return None
     softened = []
+    contradicted: list[str] = []
     for cond, holds, detail in outcomes:
         effect = cond["effect"]
         if effect == "require" and holds is not True:
@@ -103,6 +106,7 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
         elif cond["effect"] == "contradict" and holds:
             confidence *= 1 - (cond.get("weight") or CONTRADICT)
             reasons.append(f"- {note} ({detail})" if cond.get("note") else f"- {detail}")
+            contradicted.append(f"{note} ({detail})" if cond.get("note") else detail)
         elif cond["effect"] in ("require", "require-if-known") and holds and not any(detail in r for r in reasons):
             reasons.append(f"+ {detail}")
     for signal_id, hit in {h.signal.id: h for h in reversed(against)}.items():
@@ -120,7 +124,7 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
     for name, value in remedy_values.from_tables(facts, values, kb.compat).items():
         values.setdefault(name, value)
     return Candidate(rule, confidence, _dedupe(evidence)[:MAX_EVIDENCE] + fact_evidence, reasons, values, first, checks,
-                     doubted=bool(against))
+                     doubted=bool(against), lines_alone=combine(list(best.values())), contradicted=contradicted)
 
 
 def _checks(rule: CompiledRule, matched: dict[str, float], outcomes: list[tuple[dict[str, Any], bool | None, str]]) -> list[str]:
@@ -312,12 +316,23 @@ def _explained(rule_id: str, kb: KnowledgeBase, seen: set[str]) -> list[str]:
 
 
 def verdicts_below(candidates: list[Candidate]) -> list[RuleVerdict]:
-    return [
-        RuleVerdict(c.rule.id, round(c.confidence, 3), f"confidence {c.confidence:.2f} below {REPORT_AT}",
-                    sorted({e.signal for e in c.evidence}))
-        for c in candidates
-        if c.confidence < REPORT_AT
-    ]
+    """The candidates too weak to report. One whose lines alone were strong and that a contradicting fact took
+    below the line is worded as contradicted, with its lines' confidence, so that it is shown as set aside
+    (gpu-operator#206: "Unable to load the kernel module 'nvidia.ko'" beside an nvidia-smi taken after the fix
+    went from 0.80 to 0.24 and nothing said so)."""
+    out = []
+    for c in candidates:
+        if c.confidence >= REPORT_AT:
+            continue
+        signals = sorted({e.signal for e in c.evidence})
+        if c.contradicted and c.lines_alone * c.scale >= SET_ASIDE_AT:
+            out.append(RuleVerdict(c.rule.id, round(c.lines_alone * c.scale, 3),
+                                   f"contradicted by a fact: {'; '.join(c.contradicted)} - it took the confidence "
+                                   f"to {c.confidence:.2f}, below {REPORT_AT}", signals))
+        else:
+            out.append(RuleVerdict(c.rule.id, round(c.confidence, 3), f"confidence {c.confidence:.2f} below {REPORT_AT}",
+                                   signals))
+    return out
 
 
 def assess_all(hits: dict[str, list[Hit]], facts: Facts, kb: KnowledgeBase) -> tuple[list[Candidate], list[RuleVerdict]]:

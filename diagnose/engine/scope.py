@@ -32,6 +32,8 @@ FUNCTION_WORDS = frozenset(
 LOG_START = lazy_re.compile(
     r"^\s*(?:\[\s*(?:\d|rank|TP|PP|DP|GPU|pid|\w+ pid=)|\(\w+[^)]{0,40}\bpid=|\d{2,4}[-/:]\d\d|[IWEF]\d{4} |"
     r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b|time=|level=|File \"|Traceback|"
+    # Python's warnings module: "/path/torchvision/io/image.py:13: UserWarning: Failed to load image ..."
+    r"(?:[A-Za-z]:)?[\w./\\~+-]+\.py:\d+: (?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning:|"
     r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b|\w+\[\d+\]:|[A-Z][a-z]{2} [ \d]\d \d\d:)"
 , module=regex)
 
