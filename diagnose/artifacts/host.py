@@ -64,12 +64,13 @@ STATED_GPU = lazy_re.compile(
     r"\W{0,4}?\s*[:：]\s*\**\s*(?P<value>[^|:：]{2,80}?)[\s*]*$", regex.IGNORECASE)
 # the same without a colon, where the GPU model comes straight after the word: "gpu V100 32G 显存。" (a setup list in
 # THUDM/GLM-4#510), "GPU: " forms aside; never "GPU 0 has a total capacity" (a number is not a model)
+GPU_MODEL = r"(?:[ABHLTVP]\d{1,3}|GB\d{2,3}|B[23]00|A\d{4})"  # A100, H200, T4, V100, GB200, B200, A6000
 STATED_GPU_BARE = lazy_re.compile(
     r"^\W{0,6}(?:NVIDIA\s+)?GPUs?\s+(?P<value>(?:\d\s*[x×*]\s*)?(?:NVIDIA\s+|Tesla\s+|GeForce\s+)?"
-    r"(?:[ABHLTVP]\d{1,3}|[RG]TX\s?\d{3,4}\w*|A\d{4}|GB\d{2,3}|B[23]00)(?![\w.])[^|:：=]{0,30}?)[\s*。.,，]*$",
+    r"(?:" + GPU_MODEL + r"|[RG]TX\s?\d{3,4}\w*)(?![\w.])[^|:：=]{0,30}?)[\s*。.,，]*$",
     regex.IGNORECASE)
 LOOKS_LIKE_GPU = lazy_re.compile(
-    r"(?i)nvidia|geforce|\b[rg]tx|tesla|quadro|titan|jetson|(?<![\w.])(?:[ABHLTVP]\d{1,3}|GB\d{2,3}|B[23]00|A\d{4})(?![\w.])"
+    r"(?i)nvidia|geforce|\b[rg]tx|tesla|quadro|titan|jetson|(?<![\w.])" + GPU_MODEL + r"(?![\w.])"
     r"|(?<![\w.])(?:[2-5]0[5-9]0|1[0-6][5-8]0)\s*(?:ti|super)?(?![\w.])")
 STATED_GPU_HEADINGS = {"gpu", "gpus", "gpu model", "gpu models", "gpu type", "gpu name", "graphics card", "nvidia gpu",
                        "gpu hardware"}
