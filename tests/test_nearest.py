@@ -118,6 +118,8 @@ def test_how_a_process_died_is_not_a_wording_to_guess_from(kb):
     words = set(nearest.words_of(nearest.BOILERPLATE.sub(" ", text)))
     assert not words & {"terminate", "throwing", "instance", "segmentation", "fault", "aborted"}
     assert "dmlc" in words
+    # what happened stays a word: only the shell's own "Aborted" line is how it died
+    assert "aborted" in nearest.words_of(nearest.BOILERPLATE.sub(" ", "NCCL communicator was aborted on rank 3"))
     diagnosis = api.diagnose_texts([("paste", text)], kb=kb)
     assert not any(is_guess(f) for f in diagnosis.findings), [f.rule_id for f in diagnosis.findings]
     assert diagnosis.unmatched_errors  # the lines are still shown as unexplained

@@ -109,7 +109,8 @@ LOG_PREFIX = lazy_re.compile(
 # shares only because it died the same way
 BOILERPLATE = lazy_re.compile(
     r"(?i)terminate called (?:after throwing an instance of|recursively|without an active exception)|\bwhat\(\):"
-    r"|\bSegmentation fault\b(?::\s*\d+)?|\bAborted\b|\(core dumped\)|Fatal Python error:|\bStack trace:"
+    # "Aborted" only as the shell's line of its own: "NCCL communicator was aborted" says what happened
+    r"|\bSegmentation fault\b(?::\s*\d+)?|(?m:^\s*Aborted\b)|\(core dumped\)|Fatal Python error:|\bStack trace:"
 )
 
 

@@ -325,8 +325,8 @@ def verdicts_below(candidates: list[Candidate]) -> list[RuleVerdict]:
         if c.confidence >= REPORT_AT:
             continue
         signals = sorted({e.signal for e in c.evidence})
-        if c.contradicted and c.lines_alone * c.scale >= SET_ASIDE_AT:
-            out.append(RuleVerdict(c.rule.id, round(c.lines_alone * c.scale, 3),
+        if c.contradicted and c.lines_alone >= SET_ASIDE_AT:
+            out.append(RuleVerdict(c.rule.id, round(c.lines_alone, 3),
                                    f"contradicted by a fact: {'; '.join(c.contradicted)} - it took the confidence "
                                    f"to {c.confidence:.2f}, below {REPORT_AT}", signals))
         else:
