@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import FIXTURES
 
@@ -171,3 +173,47 @@ def test_a_crash_loop_gives_the_same_report_when_the_reader_skips_repeated_lines
         [(e.line, e.text) for e in every_line.findings[0].evidence]
     assert [(i.kind, i.lines) for i in through_blocks.inputs] == [(i.kind, i.lines) for i in every_line.inputs]
     assert through_blocks.facts == every_line.facts
+
+
+def test_a_kernel_log_gives_the_same_report_when_its_line_templates_are_remembered(tmp_path, kb, monkeypatch):
+    # real text: two fixtures' kernel logs (a GSP RPC history full of 0x values, an Xid 79) printed again and again
+    # with other hex values, as a long-running host's dmesg does; a kernel line whose template (digits and 0x letters
+    # masked) stated no fact and started no block is not parsed again, and the report must not notice
+    gsp = (FIXTURES / "gsp-firmware-error--open-gpu-kernel-modules-1230" / "dmesg.log").read_bytes()
+    xid = (FIXTURES / "xid-fallen-off-bus--open-gpu-kernel-modules-1151" / "dmesg.log").read_bytes()
+    def other_hex(i):
+        table = bytes.maketrans(b"0123456789abcdef", (b"0123456789abcdef" * 2)[i % 16:i % 16 + 16])
+        return lambda m: b"0x" + m[0][2:].translate(table)
+
+    body = b"".join(re.sub(rb"0x[0-9a-f]+", other_hex(i), gsp) for i in range(40))
+    log = tmp_path / "dmesg.log"
+    log.write_bytes(body + xid)
+    parsed = []
+    original = sniff.host.line_facts
+
+    def line_facts(text):
+        parsed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(sniff.host, "line_facts", line_facts)
+    remembered = api.diagnose([str(log)], kb=kb, use_prefilter=False)
+    parsed_with_templates = len(parsed)
+    parsed.clear()
+    counter = iter(range(10**9))
+    monkeypatch.setattr(sniff.pylog, "template", lambda text: str(next(counter)))  # every line a template of its own
+    every_line = api.diagnose([str(log)], kb=kb, use_prefilter=False)
+    assert parsed_with_templates * 5 < len(parsed)  # the repeats, hex aside, were not parsed again
+    assert summary(remembered) == summary(every_line)
+    assert remembered.findings[0].rule_id == "xid-fallen-off-bus"
+    assert [(i.kind, i.lines) for i in remembered.inputs] == [(i.kind, i.lines) for i in every_line.inputs]
+    assert remembered.facts == every_line.facts
+
+
+def test_a_template_masks_digits_and_hex_letters_and_keeps_the_length():
+    from diagnose.artifacts import pylog
+
+    a = "[ 4.210] [drm:nv_drm_probe_devices [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x0c000bec] Failed to register device"
+    b = "[ 9.876] [drm:nv_drm_probe_devices [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x0a00c0f0] Failed to register device"
+    assert pylog.template(a) == pylog.template(b) and len(pylog.template(a)) == len(a)
+    assert "nv_drm_probe_devices" in pylog.template(a) and "Failed" in pylog.template(a)  # words outside 0x kept
+    assert pylog.template("GPU 0000:0a:00.0") != pylog.template("GPU 0000:0b:00.0")  # a PCI id is no 0x number

@@ -29,11 +29,26 @@ TEMPLATE = str.maketrans("123456789", "000000000")
 BYTES_TEMPLATE = bytes.maketrans(b"123456789", b"000000000")  # the same on bytes (the block reader)
 
 
+# a hexadecimal number written with 0x (a register, an address, a GPU id: `[GPU ID 0x0c000bec]`, `[mem 0x0d00c000-...]`)
+# has its letters masked too, keeping its length: kernel and driver logs print them on most lines, and with only the
+# digits masked nearly every such line was a template of its own
+HEX = regex.compile(rb"0x[0-9a-fA-F]+")
+HEX_LETTERS = bytes.maketrans(b"abcdefABCDEF", b"000000000000")
+
+
+def _hex(m: regex.Match[bytes]) -> bytes:
+    return m[0].translate(HEX_LETTERS)
+
+
 def template(text: str) -> str:
-    """The line with every digit 0 (lines that differ in numbers only share it): `text.translate(TEMPLATE)`,
-    through bytes for an ASCII line (six times faster: str.translate looks each character up in a dict)."""
+    """The line with every digit 0 and every 0x number's hex letters 0 (lines that differ in numbers only share
+    it; the length is kept), through bytes for an ASCII line (six times faster than str.translate, which looks
+    each character up in a dict)."""
     if text.isascii():
-        return text.encode("ascii").translate(BYTES_TEMPLATE).decode("ascii")
+        masked = text.encode("ascii").translate(BYTES_TEMPLATE)
+        if b"0x" in masked:
+            masked = HEX.sub(_hex, masked)
+        return masked.decode("ascii")
     return text.translate(TEMPLATE)
 
 

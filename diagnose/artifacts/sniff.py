@@ -129,6 +129,8 @@ class _Scanner:
         self.block_lines: list[str] = []
         self.failures = 0  # lines or blocks a parser could not read (each a note, up to MAX_FAILURE_NOTES)
         self.plain: set[str] = set()  # templates of lines that started nothing and stated no fact
+        self.plain_kernel: set[str] = set()  # the same for kernel (dmesg) lines, which the traceback tracker skips
+        self._kernel_line = False
         self._fell_through = False  # the last line's kind came from the traceback tracker alone
         self._plain = False  # the last line was of a known plain template (see _parse)
         self._inert = False  # ... and nothing downstream recorded anything for it (see unchanged)
@@ -211,6 +213,7 @@ class _Scanner:
             facts.packages.setdefault(row[0], row[1])
             return "pip-freeze"
         if host.KERNEL_PREFIX.match(text):
+            self._kernel_line = True  # a kernel line that started no block: as plain as a fall-through (see _parse)
             return "dmesg"
         if installed := pip.parse_install_line(text):
             facts.merge(Facts(packages=installed))
@@ -268,7 +271,10 @@ class _Scanner:
             if template in self.plain:
                 self._plain = True
                 return self.tracker.feed(lineno, text)
-        self._fell_through = False
+            if template in self.plain_kernel:  # a kernel line of a known template (the tracker never sees those)
+                self._plain = True
+                return "dmesg"
+        self._fell_through = self._kernel_line = False
         kind = self._kind(lineno, text)
         found = None
         if kind in LINE_FACT_KINDS:
@@ -277,10 +283,15 @@ class _Scanner:
                     xid.source, xid.line = self.source.name, lineno
                 self._where_stated(found, lineno)
                 self.result.facts.merge(found)
-        if template is not None and self._fell_through and found is None and self.block is None:
-            if len(self.plain) >= PLAIN_TEMPLATES:
-                self.plain.clear()
-            self.plain.add(template)
+        if template is not None and found is None and self.block is None:
+            if self._fell_through:
+                if len(self.plain) >= PLAIN_TEMPLATES:
+                    self.plain.clear()
+                self.plain.add(template)
+            elif self._kernel_line:
+                if len(self.plain_kernel) >= PLAIN_TEMPLATES:
+                    self.plain_kernel.clear()
+                self.plain_kernel.add(template)
         return kind
 
     def _failed(self, where: str, exc: Exception) -> None:
