@@ -217,3 +217,5 @@ def test_a_template_masks_digits_and_hex_letters_and_keeps_the_length():
     assert pylog.template(a) == pylog.template(b) and len(pylog.template(a)) == len(a)
     assert "nv_drm_probe_devices" in pylog.template(a) and "Failed" in pylog.template(a)  # words outside 0x kept
     assert pylog.template("GPU 0000:0a:00.0") != pylog.template("GPU 0000:0b:00.0")  # a PCI id is no 0x number
+    chinese = "12月 06 10:18:27 主机 kernel: NVRM: GPU at PCI:0000:0a:00: GPU-1f2e [0x0c000bec] 显卡 ٣"
+    assert pylog.template(chinese) == chinese.translate(pylog.TEMPLATE).replace("0x0c000bec", "0x00000000")
