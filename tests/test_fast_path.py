@@ -219,3 +219,35 @@ def test_a_template_masks_digits_and_hex_letters_and_keeps_the_length():
     assert pylog.template("GPU 0000:0a:00.0") != pylog.template("GPU 0000:0b:00.0")  # a PCI id is no 0x number
     chinese = "12月 06 10:18:27 主机 kernel: NVRM: GPU at PCI:0000:0a:00: GPU-1f2e [0x0c000bec] 显卡 ٣"
     assert pylog.template(chinese) == chinese.translate(pylog.TEMPLATE).replace("0x0c000bec", "0x00000000")
+
+
+def test_lines_that_recur_between_others_are_skipped_with_the_same_report(tmp_path, kb, monkeypatch):
+    # real text: the H200 device-side-assert reproduction's assert lines, each printed between two lines of a real
+    # SGLang start-up (so no line repeats the one before it), then the crash's traceback; past each signal's 20 hits
+    # an assert line's template changes nothing, and the reader skips it wherever it recurs
+    startup = (FIXTURES / "healthy" / "server-sglang-startup-pr11830" / "server.log").read_bytes().splitlines(keepends=True)
+    crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_bytes()
+    lines = crash.splitlines(keepends=True)
+    asserts = [line for line in lines if b"Assertion `" in line]
+    rest = b"".join(line for line in lines if b"Assertion `" not in line)
+    body = b"".join(asserts[i % len(asserts)] + startup[i % len(startup)] + startup[(i + 7) % len(startup)]
+                    for i in range(6000))
+    log = tmp_path / "interleaved.log"
+    log.write_bytes(body + rest)
+    every_line = api.diagnose([str(log)], kb=kb, use_prefilter=False)
+    skipped = []
+    original = sniff._Scanner._count_folded
+
+    def count_folded(self):
+        skipped.append(self.source.folded)
+        original(self)
+
+    monkeypatch.setattr(sniff._Scanner, "_count_folded", count_folded)
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    through_blocks = api.diagnose([str(log)], kb=kb)
+    assert sum(skipped) > 3000  # recurring assert lines skipped, though none follows one of its own shape
+    assert summary(through_blocks) == summary(every_line)
+    assert [(e.line, e.text) for e in through_blocks.findings[0].evidence] == \
+        [(e.line, e.text) for e in every_line.findings[0].evidence]
+    assert [(i.kind, i.lines) for i in through_blocks.inputs] == [(i.kind, i.lines) for i in every_line.inputs]
+    assert through_blocks.facts == every_line.facts

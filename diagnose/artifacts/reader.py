@@ -27,6 +27,7 @@ SMALL_INPUT = 4 << 20  # inputs up to this size are read line by line; larger on
 # were hit; with this set, every chunk is (the tests: the same findings either way)
 REPEATS_ALWAYS = False
 SNIFF = 8192
+INERT_TEMPLATES = 4096  # templates of lines that changed nothing, remembered per input (the dict starts over past it)
 
 MAGIC = {
     b"\x1f\x8b": "gzip",
@@ -128,6 +129,10 @@ class TextSource:
     # hit, right after it): True when handing that line out would change nothing, so it is counted and skipped
     # (a device-side-assert burst, a request loop). Lines skipped so far and not yet counted: `folded`.
     fold: Callable[[], bool] | None = None
+    # ... and the kind of segment a line would be counted in now, or None while a structure is open: a line whose
+    # template (and patterns hit) `fold` said yes to before, anywhere in the input, is skipped while this is the kind
+    # that line had (a kernel log's or a server's lines recur between other lines, not only in runs)
+    quiet: Callable[[], str | None] | None = None
     folded: int = 0
     progress: Callable[[str, int, int | None], None] | None = None  # (name, bytes read, size)
 
@@ -207,6 +212,7 @@ class TextSource:
         selected = 0
         repeats = getattr(prefilter, "repeat_hits", None)
         dense, wait = False, 0  # the last chunk hit many of its lines; chunks before the next look for repeats
+        inert: dict[bytes, tuple[Any, str]] = {}  # template -> (patterns hit, segment kind) of lines that changed nothing
         for chunk in self._split(blocks):
             ranges: list[tuple[int, int, int, Any]] = [(0, 0, carry - 1, carry_more)] if carry else []
             last_offset, last_index = 0, 0
@@ -252,7 +258,7 @@ class TextSource:
             self.line_hints = LineHints(base + 1, lookup, prefilter.line_hint)
             carry, carry_more = 0, None
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
-            fold = self.fold
+            fold, quiet = self.fold, self.quiet
             shape, shape_at, shape_pids = None, -2, None  # the last line handed out: its template, index, patterns
             folding = False  # fold() said yes since that line: nothing was handed out since, so it still holds
             for start, first, last, more in sorted(ranges, key=lambda r: r[1]):
@@ -266,13 +272,17 @@ class TextSource:
                         last = index - 1  # the structure ended here, as its parser will see
                         break
                     selected += 1
+                    template = None
                     if fold is not None and len(raw) <= MAX_LINE and raw.isascii():
                         # ASCII and short: decoding and cutting it would add no note that the last one did not
                         template = raw.translate(pylog.BYTES_TEMPLATE)
                         pids = lookup.get(index)
-                        if index == shape_at + 1 and template == shape and pids == shape_pids and (folding or fold()):
+                        if index == shape_at + 1 and template == shape and pids == shape_pids and (folding or fold()) or (
+                                (known := inert.get(template)) is not None and known[0] == pids and quiet is not None
+                                and quiet() == known[1]):  # or a template seen inert before, elsewhere in the input
                             self.folded += 1
-                            folding, shape_at, offset, index = True, index, nl + 1, index + 1
+                            folding, shape, shape_pids = True, template, pids
+                            shape_at, offset, index = index, nl + 1, index + 1
                             if run_pids is not None and more is None:
                                 # the rest of its run is the same line but digits, with the same hits: folded too
                                 stop = min(run_pids.repeats_after(shape_at, last), n_lines - 1)
@@ -283,6 +293,12 @@ class TextSource:
                             continue
                         folding, shape, shape_at, shape_pids = False, template, index, pids
                     yield base + index + 1, self._cut(base + index + 1, self._decode(raw))
+                    if template is not None and quiet is not None and raw.strip() and fold():
+                        kind = quiet()
+                        if kind is not None:
+                            if len(inert) >= INERT_TEMPLATES:
+                                inert.clear()
+                            inert[template] = (pids, kind)
                     offset, index = nl + 1, index + 1
                 covered, next_offset = index - 1, offset
                 if last >= n_lines:

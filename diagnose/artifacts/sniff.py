@@ -255,6 +255,15 @@ class _Scanner:
         frames, and `on_line` said it recorded nothing (see Matcher.feed)."""
         return self._inert and self.heading is None and self.block is None and self.tracker.idle()
 
+    def quiet(self) -> str | None:
+        """The kind of the segment a line would now be counted in, when nothing is open that a plain line could
+        change (no block, issue form, traceback or run of frames); None otherwise. The reader skips a line of a
+        template `unchanged` said yes to earlier, elsewhere in the input, only while this is that line's kind."""
+        segments = self.result.segments
+        if segments and self.heading is None and self.block is None and self.tracker.idle():
+            return segments[-1].kind
+        return None
+
     def _count_folded(self) -> None:
         """Lines the reader skipped as repeats of the last one: as many more lines of its segment."""
         self.result.segments[-1].lines += self.source.folded
@@ -330,7 +339,7 @@ def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | Non
 
     With a prefilter factory, a large input gives only the lines the prefilter selects."""
     scanner = _Scanner(source, on_line)
-    source.fold, source.folded = scanner.unchanged, 0
+    source.fold, source.quiet, source.folded = scanner.unchanged, scanner.quiet, 0
     start, seen, lineno = time.perf_counter(), 0, 0
     lines = source.lines(prefilter)
     for lineno, raw in lines:
