@@ -28,6 +28,7 @@ SMALL_INPUT = 4 << 20  # inputs up to this size are read line by line; larger on
 REPEATS_ALWAYS = False
 SNIFF = 8192
 INERT_TEMPLATES = 4096  # templates of lines that changed nothing, remembered per input (the dict starts over past it)
+INERT_LINE = 1024  # ... of lines up to this many bytes: 4 MiB at most, whatever the lines (a 64 KiB line is not kept)
 
 MAGIC = {
     b"\x1f\x8b": "gzip",
@@ -293,7 +294,7 @@ class TextSource:
                             continue
                         folding, shape, shape_at, shape_pids = False, template, index, pids
                     yield base + index + 1, self._cut(base + index + 1, self._decode(raw))
-                    if template is not None and quiet is not None and raw.strip() and fold():
+                    if template is not None and quiet is not None and len(raw) <= INERT_LINE and raw.strip() and fold():
                         kind = quiet()
                         if kind is not None:
                             if len(inert) >= INERT_TEMPLATES:
