@@ -47,6 +47,19 @@ def _record_repeat_hits(monkeypatch):
     return runs
 
 
+def _record_skipped(monkeypatch):
+    """How many lines the block reader skipped (repeats, or templates that changed nothing), as they are counted."""
+    skipped = []
+    original = sniff._Scanner._count_folded
+
+    def count_folded(self):
+        skipped.append(self.source.folded)
+        original(self)
+
+    monkeypatch.setattr(sniff._Scanner, "_count_folded", count_folded)
+    return skipped
+
+
 def _scan_repeats_always(monkeypatch):
     """Every chunk scanned with its repeated lines left out wherever it has any (not only after a dense chunk)."""
     monkeypatch.setattr(reader, "SMALL_INPUT", 0)
@@ -155,14 +168,7 @@ def test_a_crash_loop_gives_the_same_report_when_the_reader_skips_repeated_lines
     rest = b"".join(line for line in lines if b"Assertion `" not in line)
     log.write_bytes((startup + asserts * 12 + rest) * 150)  # each restart's burst: its assert lines, 12 warps of them
     every_line = api.diagnose([str(log)], kb=kb, use_prefilter=False)
-    skipped = []
-    original = sniff._Scanner._count_folded
-
-    def count_folded(self):
-        skipped.append(self.source.folded)
-        original(self)
-
-    monkeypatch.setattr(sniff._Scanner, "_count_folded", count_folded)
+    skipped = _record_skipped(monkeypatch)
     reduced = _record_repeat_hits(monkeypatch)
     monkeypatch.setattr(reader, "SMALL_INPUT", 0)
     through_blocks = api.diagnose([str(log)], kb=kb)
@@ -235,14 +241,7 @@ def test_lines_that_recur_between_others_are_skipped_with_the_same_report(tmp_pa
     log = tmp_path / "interleaved.log"
     log.write_bytes(body + rest)
     every_line = api.diagnose([str(log)], kb=kb, use_prefilter=False)
-    skipped = []
-    original = sniff._Scanner._count_folded
-
-    def count_folded(self):
-        skipped.append(self.source.folded)
-        original(self)
-
-    monkeypatch.setattr(sniff._Scanner, "_count_folded", count_folded)
+    skipped = _record_skipped(monkeypatch)
     monkeypatch.setattr(reader, "SMALL_INPUT", 0)
     through_blocks = api.diagnose([str(log)], kb=kb)
     assert sum(skipped) > 3000  # recurring assert lines skipped, though none follows one of its own shape
