@@ -40,8 +40,11 @@ def _env() -> dict[str, str]:
 def on_terminal(*args: str, stdin: int | None = None) -> tuple[subprocess.Popen[bytes], int]:
     """Start `python -m diagnose ARGS` with stderr on a pseudo-terminal; (the process, the terminal's master)."""
     master, slave = pty.openpty()
+    # Ctrl-C as a terminal gives it: SIGINT at its default even where the tests run as a background job (which
+    # inherits it ignored, and a Python started so never turns it into KeyboardInterrupt)
     proc = subprocess.Popen([sys.executable, "-m", "diagnose", *args], stdin=stdin if stdin is not None else
-                            subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=_env(), cwd=ROOT)
+                            subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=_env(), cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(slave)
     return proc, master
 
