@@ -294,7 +294,8 @@ class TextSource:
                             continue
                         folding, shape, shape_at, shape_pids = False, template, index, pids
                     yield base + index + 1, self._cut(base + index + 1, self._decode(raw))
-                    if template is not None and quiet is not None and len(raw) <= INERT_LINE and raw.strip() and fold():
+                    if template is not None and fold is not None and quiet is not None and len(raw) <= INERT_LINE \
+                            and raw.strip() and fold():
                         kind = quiet()
                         if kind is not None:
                             if len(inert) >= INERT_TEMPLATES:

@@ -253,14 +253,18 @@ class _Scanner:
         """Would the line just fed, given again (its digits aside), change nothing? It went to the traceback
         tracker alone (a known plain template, no block or issue form open), outside any traceback or run of
         frames, and `on_line` said it recorded nothing (see Matcher.feed)."""
-        return self._inert and self.heading is None and self.block is None and self.tracker.idle()
+        return self._inert and self._idle()
+
+    def _idle(self) -> bool:
+        """Nothing is open that a plain line could change: no block, issue form, traceback or run of frames."""
+        return self.heading is None and self.block is None and self.tracker.idle()
 
     def quiet(self) -> str | None:
         """The kind of the segment a line would now be counted in, when nothing is open that a plain line could
         change (no block, issue form, traceback or run of frames); None otherwise. The reader skips a line of a
         template `unchanged` said yes to earlier, elsewhere in the input, only while this is that line's kind."""
         segments = self.result.segments
-        if segments and self.heading is None and self.block is None and self.tracker.idle():
+        if segments and self._idle():
             return segments[-1].kind
         return None
 
@@ -293,14 +297,11 @@ class _Scanner:
                 self._where_stated(found, lineno)
                 self.result.facts.merge(found)
         if template is not None and found is None and self.block is None:
-            if self._fell_through:
-                if len(self.plain) >= PLAIN_TEMPLATES:
-                    self.plain.clear()
-                self.plain.add(template)
-            elif self._kernel_line:
-                if len(self.plain_kernel) >= PLAIN_TEMPLATES:
-                    self.plain_kernel.clear()
-                self.plain_kernel.add(template)
+            known = self.plain if self._fell_through else self.plain_kernel if self._kernel_line else None
+            if known is not None:
+                if len(known) >= PLAIN_TEMPLATES:
+                    known.clear()
+                known.add(template)
         return kind
 
     def _failed(self, where: str, exc: Exception) -> None:
