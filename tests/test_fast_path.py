@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 
 import pytest
 from conftest import FIXTURES
@@ -250,3 +252,88 @@ def test_lines_that_recur_between_others_are_skipped_with_the_same_report(tmp_pa
         [(e.line, e.text) for e in every_line.findings[0].evidence]
     assert [(i.kind, i.lines) for i in through_blocks.inputs] == [(i.kind, i.lines) for i in every_line.inputs]
     assert through_blocks.facts == every_line.facts
+
+
+def _two_processes(monkeypatch, block: int = 4096):
+    """Every input through the block reader in small chunks, with a second process sharing their scans."""
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    monkeypatch.setattr(reader, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(reader, "BLOCK", block)
+    monkeypatch.setattr(reader, "_cores", lambda: 2)
+    monkeypatch.delenv("DIAGNOSE_ONE_CORE", raising=False)
+    helpers = []
+    start = reader._ScanHelper.start
+
+    def recorded(source, prefilter):
+        helper = start(source, prefilter)
+        helpers.append(helper)
+        return helper
+
+    monkeypatch.setattr(reader._ScanHelper, "start", staticmethod(recorded))
+    return helpers
+
+
+def _plain_text(path: str) -> bool:
+    """A file read as it is (not a bundle, an archive or compressed): the second process reads such a file itself."""
+    with open(path, "rb") as f:
+        head = f.read(512)
+    return not any(head.startswith(m) for m in reader.MAGIC) and not reader._is_tar(head) and not head.startswith(b"\xff\xfe")
+
+
+# several 4 KiB chunks, in files read as they are
+MULTI_CHUNK = [c for c in CASES if sum(os.path.getsize(p) for p in c.artifacts()) > 16 * 1024
+               and all(os.path.isfile(p) and _plain_text(p) for p in c.artifacts())]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the second process is forked")
+@pytest.mark.parametrize("case", MULTI_CHUNK, ids=lambda c: c.name)
+def test_same_findings_when_a_second_process_scans_chunks(case, kb, monkeypatch):
+    """A large file's chunks are scanned by two processes, each claiming the next one: the findings, their evidence
+    lines and the unexplained errors stay those of reading every line, and the helper did scan some chunks."""
+    every_line = summary(api.diagnose(case.artifacts(), kb=kb, use_prefilter=False))
+    helpers = _two_processes(monkeypatch)
+    assert summary(api.diagnose(case.artifacts(), kb=kb))[0] == every_line[0]
+    started = [h for h in helpers if h is not None]
+    assert started and sum(h.used for h in started) > 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the second process is forked")
+def test_a_helper_that_dies_or_reads_another_file_leaves_the_work_to_the_reader(tmp_path, kb, monkeypatch):
+    crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_bytes()
+    startup = (FIXTURES / "healthy" / "server-sglang-startup-pr11830" / "server.log").read_bytes()
+    log = tmp_path / "server.log"
+    log.write_bytes(startup * 40 + crash)
+    every_line = summary(api.diagnose([str(log)], kb=kb, use_prefilter=False))
+    helpers = _two_processes(monkeypatch)
+    start = reader._ScanHelper.start
+
+    def killed(source, prefilter):  # the helper is killed as soon as it starts (the OOM killer, a stray kill)
+        helper = start(source, prefilter)
+        os.kill(helper.pid, signal.SIGKILL)
+        return helper
+
+    monkeypatch.setattr(reader._ScanHelper, "start", staticmethod(killed))
+    assert summary(api.diagnose([str(log)], kb=kb))[0] == every_line[0]
+    assert helpers[-1].alive is False
+    monkeypatch.setattr(reader._ScanHelper, "start", staticmethod(start))
+    original = reader._helper_main
+
+    def other_file(source, path, *args):  # the file is replaced while it is read: the helper sees other bytes
+        other = tmp_path / "other.log"
+        other.write_bytes(startup * 41)
+        original(source, other, *args)
+
+    monkeypatch.setattr(reader, "_helper_main", other_file)
+    assert summary(api.diagnose([str(log)], kb=kb))[0] == every_line[0]
+
+
+def test_a_small_log_or_one_core_starts_no_second_process(tmp_path, kb, monkeypatch):
+    log = tmp_path / "small.log"
+    log.write_bytes((FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_bytes())
+    helpers = _two_processes(monkeypatch)
+    monkeypatch.setattr(reader, "PARALLEL_MIN", 1 << 20)
+    api.diagnose([str(log)], kb=kb)
+    monkeypatch.setattr(reader, "PARALLEL_MIN", 0)
+    monkeypatch.setenv("DIAGNOSE_ONE_CORE", "1")
+    api.diagnose([str(log)], kb=kb)
+    assert helpers == [None, None]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
+import struct
 import sys
 from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterator
@@ -28,6 +30,7 @@ SMALL_INPUT = 4 << 20  # inputs up to this size are read line by line; larger on
 REPEATS_ALWAYS = False
 SNIFF = 8192
 INERT_TEMPLATES = 4096  # templates of lines that changed nothing, remembered per input (the dict starts over past it)
+PARALLEL_MIN = 32 << 20  # a regular file of at least this many bytes has its chunks scanned by a second process
 INERT_LINE = 1024  # ... of lines up to this many bytes: 4 MiB at most, whatever the lines (a 64 KiB line is not kept)
 
 MAGIC = {
@@ -136,6 +139,7 @@ class TextSource:
     quiet: Callable[[], str | None] | None = None
     folded: int = 0
     progress: Callable[[str, int, int | None], None] | None = None  # (name, bytes read, size)
+    helper: Any = None  # block mode on a large regular file: the second process that scanned chunks (_ScanHelper)
 
     def lines(self, prefilter: Callable[[], Any] | None = None) -> Generator[tuple[int, str], None, None]:
         """(1-based line number, text without the newline), decoded, long lines cut.
@@ -177,11 +181,14 @@ class TextSource:
             if cut < 0:
                 if len(data) > MAX_LINE * 4:
                     pending, dropping = data[: MAX_LINE * 4], True
-                    if self._lines_done + 1 not in self._cut_lines:
+                    if self._chunks_done < self._chunks_split:  # chunks read ahead: numbered once they are done
+                        self._cut_after.append(self._chunks_split)
+                    elif self._lines_done + 1 not in self._cut_lines:
                         self._cut_lines.append(self._lines_done + 1)
                 else:
                     pending = data
                 continue
+            self._chunks_split += 1
             yield data[: cut + 1]
             pending = data[cut + 1 :]
         if pending:
@@ -196,7 +203,7 @@ class TextSource:
             for raw in parts:
                 lineno += 1
                 yield lineno, self._cut(lineno, self._decode(raw))
-            self._lines_done = lineno
+            self._chunk_done(lineno)
         self.total_lines = lineno
 
     def _cut(self, lineno: int, text: str) -> str:
@@ -207,51 +214,25 @@ class TextSource:
         return text
 
     def _selected_lines(self, blocks: Iterator[bytes], prefilter: Any) -> Iterator[tuple[int, str]]:
+        helper = self.helper = _ScanHelper.start(self, prefilter)
+        try:
+            yield from self._selected(blocks, prefilter, helper)
+        finally:
+            if helper is not None:
+                helper.close()
+
+    def _selected(self, blocks: Iterator[bytes], prefilter: Any, helper: _ScanHelper | None) -> Iterator[tuple[int, str]]:
         base = 0  # lines before this chunk
         carry, carry_more = 0, None  # context lines still owed from the previous chunk, and their prefixes
         done = 0
         selected = 0
-        repeats = getattr(prefilter, "repeat_hits", None)
-        dense, wait = False, 0  # the last chunk hit many of its lines; chunks before the next look for repeats
+        stage = _Stage(prefilter)
         inert: dict[bytes, tuple[Any, str]] = {}  # template -> (patterns hit, segment kind) of lines that changed nothing
-        for chunk in self._split(blocks):
-            ranges: list[tuple[int, int, int, Any]] = [(0, 0, carry - 1, carry_more)] if carry else []
-            last_offset, last_index = 0, 0
-            pids_by_line: dict[int, set[int]] = {}
-            # hits come in offset order; those on the line of the previous hit (a line that an error
-            # pattern and a signal or two all match) share its index, start and pid set: the newline
-            # counting is done once per line, and a second context-free range of one line is not added
-            line_end, line_pids, start = -1, set(), 0
-            reduced = repeats(chunk) if repeats is not None and (dense or REPEATS_ALWAYS) and wait <= 0 else None
-            if reduced is None:
-                hits, runs, starts = prefilter.hits(chunk), None, None
-                if dense and not REPEATS_ALWAYS:
-                    wait = 4  # too few repeats for leaving them out to pay: look again in a few chunks
-            else:
-                hits, runs, starts = reduced
-            wait -= 1
-            for end, context, pid in sorted(hits):
-                at = max(end - 1, 0)
-                if at > line_end:
-                    last_index += chunk.count(b"\n", last_offset, at)
-                    last_offset = at
-                    start = chunk.rfind(b"\n", 0, at) + 1
-                    line_end = chunk.find(b"\n", at)
-                    if line_end < 0:
-                        line_end = len(chunk)
-                    line_pids = pids_by_line[last_index] = {pid}
-                    if not context:
-                        ranges.append((start, last_index, last_index, None))
-                        continue
-                else:
-                    line_pids.add(pid)
-                    if not context:
-                        continue
-                rule = prefilter.context_rule(pid, chunk[start:at + 1])
-                ranges.append((start, last_index, last_index + context, rule))
-            # one pass over the chunk counts its lines: up to the last hit above, the rest here
-            n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
-            dense = reduced is not None or len(pids_by_line) * 4 >= n_lines
+        chunks = self._split(blocks)
+        staged = helper.staged(chunks, stage) if helper is not None else ((chunk, stage(chunk)) for chunk in chunks)
+        for chunk, (pids_by_line, ranges, n_lines, runs, starts) in staged:
+            if carry:
+                ranges.insert(0, (0, 0, carry - 1, carry_more))
             run_pids = RunPids(pids_by_line, runs, prefilter.digit_ids) if runs and starts is not None else None
             if run_pids is not None:
                 ranges += run_pids.ranges(starts)
@@ -306,7 +287,7 @@ class TextSource:
                 if last >= n_lines:
                     carry, carry_more = max(carry, last - n_lines + 1), more
             base += n_lines
-            self._lines_done = base
+            self._chunk_done(base)
             if self.progress is not None:
                 done += len(chunk)
                 self.progress(self.name, done, self.size)
@@ -335,6 +316,272 @@ class TextSource:
         self._replaced = 0
         self._cut_lines: list[int] = []
         self._lines_done = 0  # lines of the chunks already handed out (for the numbers of cut lines)
+        self._chunks_split = self._chunks_done = 0  # chunks _split has yielded; chunks handed out
+        self._cut_after: list[int] = []  # cut lines found past chunks read ahead: the count of chunks before each
+
+    def _chunk_done(self, lines: int) -> None:
+        """A chunk's lines are handed out: `lines` so far."""
+        self._lines_done = lines
+        self._chunks_done += 1
+        while self._cut_after and self._cut_after[0] == self._chunks_done:
+            self._cut_after.pop(0)
+            if lines + 1 not in self._cut_lines:
+                self._cut_lines.append(lines + 1)
+
+
+class _Stage:
+    """A chunk's prefilter work, which needs nothing but the chunk (and the chunks before it, through `dense`):
+    the pattern ids by line index, the ranges of lines to read (start offset, first and last index, what ends
+    the structure), the chunk's line count and, where its repeats were left out, their runs and the line starts."""
+
+    __slots__ = ("prefilter", "repeats", "dense", "wait")
+
+    def __init__(self, prefilter: Any) -> None:
+        self.prefilter = prefilter
+        self.repeats = getattr(prefilter, "repeat_hits", None)
+        self.dense, self.wait = False, 0  # the last chunk hit many of its lines; chunks before the next look for repeats
+
+    def __call__(self, chunk: bytes) -> tuple[dict[int, set[int]], list[tuple[int, int, int, Any]], int, Any, Any]:
+        prefilter = self.prefilter
+        ranges: list[tuple[int, int, int, Any]] = []
+        last_offset, last_index = 0, 0
+        pids_by_line: dict[int, set[int]] = {}
+        # hits come in offset order; those on the line of the previous hit (a line that an error
+        # pattern and a signal or two all match) share its index, start and pid set: the newline
+        # counting is done once per line, and a second context-free range of one line is not added
+        line_end, line_pids, start = -1, set(), 0
+        dense = self.dense
+        reduced = self.repeats(chunk) if self.repeats is not None and (dense or REPEATS_ALWAYS) and self.wait <= 0 \
+            else None
+        if reduced is None:
+            hits, runs, starts = prefilter.hits(chunk), None, None
+            if dense and not REPEATS_ALWAYS:
+                self.wait = 4  # too few repeats for leaving them out to pay: look again in a few chunks
+        else:
+            hits, runs, starts = reduced
+        self.wait -= 1
+        for end, context, pid in sorted(hits):
+            at = max(end - 1, 0)
+            if at > line_end:
+                last_index += chunk.count(b"\n", last_offset, at)
+                last_offset = at
+                start = chunk.rfind(b"\n", 0, at) + 1
+                line_end = chunk.find(b"\n", at)
+                if line_end < 0:
+                    line_end = len(chunk)
+                line_pids = pids_by_line[last_index] = {pid}
+                if not context:
+                    ranges.append((start, last_index, last_index, None))
+                    continue
+            else:
+                line_pids.add(pid)
+                if not context:
+                    continue
+            rule = prefilter.context_rule(pid, chunk[start:at + 1])
+            ranges.append((start, last_index, last_index + context, rule))
+        # one pass over the chunk counts its lines: up to the last hit above, the rest here
+        n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
+        self.dense = reduced is not None or len(pids_by_line) * 4 >= n_lines
+        return pids_by_line, ranges, n_lines, runs, starts
+
+
+class _ScanHelper:
+    """A second process that shares the chunks' prefilter work (_Stage) of a large regular file with this one.
+
+    Chunks are claimed in order through a counter the two processes share: the helper reads the file itself,
+    through the same chunking, claims the next chunk nobody has and sends its result down a pipe; this process
+    reads the lines each chunk selects, in order, and works out a chunk itself when the helper has not claimed it,
+    or claims one ahead instead of waiting (it holds at most AHEAD chunks read ahead). Which process scans a chunk
+    changes no finding (every path gives the same findings). A result is checked against this process's own chunk
+    (length and last bytes); a mismatch, an error or the helper's end leaves the rest to this process."""
+
+    AHEAD = 4
+
+    def __init__(self, pid: int, fd: int, claimed: Any, lock: Any) -> None:
+        self.pid, self.fd, self.claimed, self.lock = pid, fd, claimed, lock
+        self.buffer = bytearray()
+        self.results: dict[int, Any] = {}
+        self.alive = True
+        self.used = 0  # chunks whose scan came from the helper
+
+    @classmethod
+    def start(cls, source: TextSource, prefilter: Any) -> _ScanHelper | None:
+        raw = getattr(source.stream, "raw", None)
+        if not isinstance(raw, LazyFile) or (source.size or 0) < PARALLEL_MIN or not hasattr(os, "fork") \
+                or os.environ.get("DIAGNOSE_ONE_CORE") or _cores() < 2:
+            return None
+        import threading
+
+        if threading.active_count() > 1:  # a service's or a progress thread: forking would copy their locks' state
+            return None
+        try:
+            import mmap
+            import multiprocessing
+
+            lock = multiprocessing.get_context("fork").Lock()
+            claimed = mmap.mmap(-1, 8)  # shared with the helper: the index of the next chunk nobody has claimed
+            read, write = os.pipe()
+        except (OSError, ImportError, ValueError):
+            return None
+        try:
+            import fcntl
+
+            fcntl.fcntl(write, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)  # a few chunks' results ahead
+        except (OSError, ImportError):
+            pass
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            return None
+        if pid == 0:  # the helper: never returns, never runs the parent's exit handlers or flushes its buffers
+            code = 0
+            try:
+                os.close(read)
+                import signal
+
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends this one
+                _helper_main(source, raw.path, prefilter, write, claimed, lock)
+            except BaseException:  # noqa: BLE001 - the parent sees the pipe end and does the work itself
+                code = 1
+            os._exit(code)
+        os.close(write)
+        return cls(pid, read, claimed, lock)
+
+    def _claim(self, index: int, ahead: int) -> int | None:
+        """Claims `index` when nobody has, else the next unclaimed chunk up to `ahead` (this process's to scan), or
+        None when the helper has claimed everything up to there."""
+        with self.lock:
+            at = _COUNTER.unpack_from(self.claimed)[0]
+            if at <= index:
+                _COUNTER.pack_into(self.claimed, 0, index + 1)
+                return index
+            if at <= ahead:
+                _COUNTER.pack_into(self.claimed, 0, at + 1)
+                return at
+        return None
+
+    def _pump(self, wait: bool) -> None:
+        """Reads what the helper has sent (waiting for some when `wait`), keeping every whole result."""
+        if not self.alive:
+            return
+        if not wait:
+            import select
+
+            if not select.select([self.fd], [], [], 0)[0]:
+                return
+        try:
+            data = os.read(self.fd, 1 << 20)
+        except OSError:
+            data = b""
+        if not data:
+            self.alive = False
+            return
+        self.buffer += data
+        while len(self.buffer) >= _FRAME.size:
+            index, size = _FRAME.unpack_from(self.buffer)
+            if len(self.buffer) < _FRAME.size + size:
+                break
+            try:
+                self.results[index] = pickle.loads(self.buffer[_FRAME.size:_FRAME.size + size])
+            except Exception:  # noqa: BLE001 - a helper that sends garbage is not listened to again
+                self.alive = False
+                return
+            del self.buffer[:_FRAME.size + size]
+
+    def staged(self, chunks: Iterator[bytes], stage: _Stage) -> Iterator[tuple[bytes, Any]]:
+        """Each chunk of `chunks` with its stage result, in order, scanned by whichever process claimed it."""
+        ahead: list[bytes] = []  # chunks read past the one handed out last
+        mine: dict[int, Any] = {}  # results of chunks this process claimed ahead
+        index = -1
+        source = iter(chunks)
+        while True:
+            if ahead:
+                chunk = ahead.pop(0)
+            else:
+                following = next(source, None)
+                if following is None:
+                    return
+                chunk = following
+            index += 1
+            result = mine.pop(index, None)
+            while result is None:
+                got = self.results.pop(index, None)
+                if got is not None:
+                    size, tail, staged = got
+                    if size == len(chunk) and tail == chunk[-16:]:
+                        result = staged
+                        self.used += 1
+                        break
+                    self.alive = False  # the file changed under the helper: this process goes on alone
+                if not self.alive:
+                    result = stage(chunk)
+                    break
+                self._pump(wait=False)
+                if index in self.results:
+                    continue
+                claim = self._claim(index, index + self.AHEAD)
+                if claim == index:
+                    result = stage(chunk)
+                elif claim is not None:  # the helper has this one: scan one ahead rather than wait
+                    while len(ahead) < claim - index:
+                        more = next(source, None)
+                        if more is None:
+                            break
+                        ahead.append(more)
+                    if len(ahead) >= claim - index:
+                        mine[claim] = stage(ahead[claim - index - 1])
+                else:
+                    self._pump(wait=True)
+            yield chunk, result
+
+    def close(self) -> None:
+        if self.fd < 0:
+            return
+        os.close(self.fd)
+        self.fd, self.alive = -1, False
+        import signal
+        from contextlib import suppress
+
+        with suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        with suppress(OSError):
+            os.waitpid(self.pid, 0)
+
+
+_FRAME = struct.Struct("<qq")  # chunk index, pickled size
+_COUNTER = struct.Struct("<q")
+
+
+def _helper_main(source: TextSource, path: Path, prefilter: Any, fd: int, claimed: Any, lock: Any) -> None:
+    stage = _Stage(prefilter)
+    with open(path, "rb") as stream:
+        head = stream.read(SMALL_INPUT)
+        more = stream.read(1) if len(head) == SMALL_INPUT else b""
+        index = -1
+        for chunk in source._split(_blocks(head + more, stream)):
+            index += 1
+            with lock:
+                at = _COUNTER.unpack_from(claimed)[0]
+                if at > index:
+                    continue  # the parent has this one
+                _COUNTER.pack_into(claimed, 0, index + 1)
+            data = pickle.dumps((len(chunk), chunk[-16:], stage(chunk)), protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                os.write(fd, _FRAME.pack(index, len(data)))
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            except BrokenPipeError:
+                return  # the parent is done with this input
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _ends(rule: Any, raw: bytes) -> bool:
