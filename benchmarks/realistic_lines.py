@@ -110,23 +110,21 @@ def log_files(pattern: str) -> list[Path]:
 
 
 @lru_cache(maxsize=1)
-def kb_signals() -> tuple[re.Pattern[str], ...]:
-    """The KB's signal regexes, as the engine compiles them (the installed `diagnose`)."""
+def kb_signals() -> tuple[object, ...]:
+    """The KB's signal regexes, compiled as the engine compiles them: with the `regex` module (the stdlib's `re`
+    refuses some of them, \\p{...} classes and the like, and a line those match would have stayed in the noise)."""
+    import regex as regex_module
+
     from diagnose import api
 
     kb = api.load_kb()
-    out = []
-    for regex in sorted({s.regex for r in kb.rules.values() for s in r.signals if s.regex}):
-        try:
-            out.append(re.compile(regex))
-        except re.error:
-            continue
-    return tuple(out)
+    return tuple(regex_module.compile(text) for text in sorted({s.regex for r in kb.rules.values() for s in r.signals
+                                                                if s.regex}))
 
 
 @cache
 def is_evidence(line: str) -> bool:
-    return any(p.search(line) for p in kb_signals())
+    return any(p.search(line) for p in kb_signals())  # type: ignore[attr-defined]
 
 
 def runs(paths: list[Path], keep: re.Pattern[str] | None = None, seen: set[str] | None = None) -> list[list[str]]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from realistic_lines import FIXTURES, ROOT, Varier, fixture_lines, log_files, runs
 
-BUILDER = 1  # a mix's recipe version: cached logs written by another are rebuilt
+BUILDER = 2  # a mix's recipe version: cached logs written by another are rebuilt (2: noise filtered with `regex`)
 VENV_BIN = ROOT / ".venv" / "bin"
 SERVER_INFO = re.compile(r"^(?!.*(?i:error|fail|exception|traceback|warn|abort|kill|assert|unable|cannot|invalid))"
                          r"(?:.*\bINFO\b|\[\d{4}-\d{2}-\d{2} [\d:]+)")

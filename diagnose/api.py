@@ -79,6 +79,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     prefilter = _prefilter_factory(kb, use_prefilter)
     exceptions: list[ErrorLine] = []
     cut: dict[int, int] = {}  # source index -> first line of the traceback the input ends inside
+    last_frames: dict[int, int] = {}  # ... and the line of its last frame
     for source in opened.sources:
         matcher.start_source(source.name)
         result = sniff.scan(source, matcher.feed, prefilter)
@@ -96,6 +97,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
             result.facts.foreign_sources = [folder if s == "." else s for s in result.facts.foreign_sources]
         if result.cut_at is not None:
             cut[matcher.source_index] = result.cut_at
+            last_frames[matcher.source_index] = result.last_frame or result.cut_at
         facts.merge(result.facts, source.name)
         diagnosis.inputs.extend(result.segments)
     if not read_any:
@@ -104,7 +106,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
         facts.seen_packages.setdefault(canonical(IMPORT_TO_DIST.get(module, module)), where)
     _complete_facts(facts, kb)
     diagnosis.facts = facts
-    hits = scope.admit(matcher.hits, kb, cut)
+    hits = scope.admit(matcher.hits, kb, cut, last_frames)
     candidates, diagnosis.rejected = rank.assess_all(hits, facts, kb)
     scope.note_cut_evidence(candidates)
     scope.note_prose_evidence(candidates)

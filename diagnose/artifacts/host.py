@@ -57,6 +57,15 @@ SETUP_FACTS = {
     "installed cuda": "toolkit", "installed cuda version": "toolkit", "cuda toolkit (nvcc)": "toolkit",
 }
 SETUP_CUE = lazy_re.compile(r"(?i)torch|nvcc|cuda", module=regex)
+# lines only Windows prints: a drive path with backslashes (a traceback's File "C:\\...", "of binary:
+# U:\\Miniconda3\\envs\\x\\python.exe"), a win_amd64 / win32 wheel or platform tag, collect_env's "OS: Microsoft
+# Windows 11", python's "Platform: Windows-10-...", torchrun's "Redirects are currently not supported in Windows or
+# MacOs" (printed there only), and a report's "on Windows" / "(On Windows machine)"
+WINDOWS = lazy_re.compile(
+    r"(?<![\w/])[A-Za-z]:\\(?:[^\\\s\"'<>|:]{1,80}\\){1,30}|\bwin_amd64\b|\bwin32\b|\bOS: Microsoft Windows\b|"
+    r"\bPlatform: Windows-\d|Redirects are currently not supported in Windows|"
+    r"(?i:\b(?:on|under|using|running) (?:a |my )?windows(?: 1[01]| server| machine| pc| host| laptop)?\b)"
+, module=regex)
 NVCC_RELEASE = lazy_re.compile(r"Cuda compilation tools, release (\d+\.\d+)", module=regex)
 # a report's environment line naming the GPU: "GPU：2080Ti", "- GPUs: 4 x NVIDIA H20", "**NVIDIA GPU**:RTX 4060 Laptop"
 STATED_GPU = lazy_re.compile(
@@ -131,6 +140,8 @@ def line_facts(line: str) -> Facts | None:
             facts = _setup_fact(what, m[2].strip(" *`"))
     if facts is None and ("glibc" in line or "ldd (" in line) and (m := GLIBC_IN_PLATFORM.search(line)):
         facts = Facts(glibc_version=m[1] or m[2])
+    if facts is None and ("indows" in line or ":\\" in line or "win" in line) and WINDOWS.search(line):
+        facts = Facts(os="windows")
     if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)
     return facts

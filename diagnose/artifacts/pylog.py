@@ -82,6 +82,7 @@ class TracebackTracker:
         self._run_start: int | None = None  # first frame of the current run of frames
         self._after_frame = 0  # nonblank lines since the last frame line
         self._run_broken = False
+        self.last_frame: int | None = None  # the line of the last `File "...", line N` frame seen
 
     @property
     def cut_at(self) -> int | None:
@@ -100,6 +101,7 @@ class TracebackTracker:
         if not text.strip():
             return
         if FRAME.search(text):
+            self.last_frame = lineno
             if self._run_start is None or self._run_broken or self._after_frame > 1:
                 self._run_start, self._run_broken = lineno, False
             self._after_frame = 0

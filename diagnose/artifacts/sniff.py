@@ -115,6 +115,7 @@ class ScanResult:
     segments: list[InputSummary] = field(default_factory=list)
     tracebacks: list[pylog.Traceback] = field(default_factory=list)
     cut_at: int | None = None  # the input ends inside a traceback's frames, from this line (pylog)
+    last_frame: int | None = None  # ... and the line of its last frame
     lines: int = 0
 
 
@@ -321,6 +322,7 @@ class _Scanner:
             self.source.notes.append(f"{self.failures - MAX_FAILURE_NOTES} more line(s) could not be parsed")
         self.result.tracebacks = self.tracker.tracebacks
         self.result.cut_at = self.tracker.cut_at
+        self.result.last_frame = self.tracker.last_frame if self.result.cut_at is not None else None
         facts = self.result.facts
         torch = facts.packages.get("torch")
         if torch and facts.torch_cuda is None:

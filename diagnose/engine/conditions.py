@@ -82,6 +82,10 @@ def evaluate(
             return None, f"CUDA toolkit {toolkit or 'unknown'} vs torch built with CUDA {built or 'unknown'}", {}
         differs = toolkit.split(".")[0] != built.split(".")[0]
         return differs == (value == "mismatched"), f"CUDA toolkit (nvcc) {toolkit} vs torch built with CUDA {built}", {}
+    if subject == "os":
+        if not facts.os:
+            return None, "operating system unknown", {}
+        return facts.os == value, f"the logs are from {facts.os.capitalize()}", {}
     if subject == "kernel_release":
         release = facts.kernel_release
         if not release:

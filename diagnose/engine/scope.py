@@ -38,23 +38,28 @@ LOG_START = lazy_re.compile(
 , module=regex)
 
 
-def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int]) -> dict[str, list[Hit]]:
-    """The hits whose context holds; the others are dropped before any rule is assessed."""
+def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int],
+          last_frames: dict[int, int] | None = None) -> dict[str, list[Hit]]:
+    """The hits whose context holds; the others are dropped before any rule is assessed. `cut`: where the frames
+    of a traceback an input ends inside begin; `last_frames`: the line of its last frame."""
     keys: dict[tuple[str, str], set[str]] = {}
     out: dict[str, list[Hit]] = {}
     for rule_id, rule_hits in hits.items():
-        kept = [h for h in rule_hits if _holds(h, kb, cut, keys)]
+        kept = [h for h in rule_hits if _holds(h, kb, cut, keys, last_frames or {})]
         if kept:
             out[rule_id] = kept
     return out
 
 
-def _holds(hit: Hit, kb: KnowledgeBase, cut: dict[int, int], keys: dict[tuple[str, str], set[str]]) -> bool:
+def _holds(hit: Hit, kb: KnowledgeBase, cut: dict[int, int], keys: dict[tuple[str, str], set[str]],
+           last_frames: dict[int, int]) -> bool:
     sig = hit.signal
-    if sig.scope == "cut-traceback":
+    if sig.scope in ("cut-traceback", "cut-last-frame"):
         source, line = hit.position
         if source not in cut or line < cut[source] - 1:
             return False  # a frame of the cut traceback, or the line that announces it (logging.exception's message)
+        if sig.scope == "cut-last-frame" and line < last_frames.get(source, line):
+            return False  # the traceback goes on into deeper frames: the failure was further in
     if sig.known_in:
         table, column = sig.known_in["table"], sig.known_in.get("column", "model_type")
         if (table, column) not in keys:
@@ -70,7 +75,8 @@ def note_cut_evidence(candidates: list[Any]) -> None:
     for c in candidates:
         signals = {s.id: s for s in c.rule.signals}
         lines = [e for e in c.evidence if e.kind != "facts"]
-        if lines and all(getattr(signals.get(e.signal), "scope", None) == "cut-traceback" for e in lines):
+        if lines and all(getattr(signals.get(e.signal), "scope", None) in ("cut-traceback", "cut-last-frame")
+                         for e in lines):
             c.confidence = min(c.confidence, CUT_CONFIDENCE)
             c.basis = "cut"
             c.reasons.append(

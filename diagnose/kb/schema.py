@@ -69,10 +69,12 @@ class Signal(Strict):
         description="contradict: a line that shows the cause is not this one (a pip command with "
         "--no-build-isolation, for build isolation): it lowers the confidence by its weight and is not evidence",
     )
-    scope: Optional[Literal["cut-traceback"]] = Field(
+    scope: Optional[Literal["cut-traceback", "cut-last-frame"]] = Field(
         default=None,
         description="cut-traceback: count the line only inside a traceback the log ends before its exception "
-        "line (an excerpt cut short); the frames still point at the likely cause",
+        "line (an excerpt cut short); the frames still point at the likely cause. cut-last-frame: the same, and "
+        "only when no deeper frame follows it (a frame that calls into the step that failed, such as a "
+        "KV-cache set-up that first runs the model, names the step only when the traceback stops there)",
     )
 
     @model_validator(mode="after")
@@ -123,6 +125,7 @@ class Condition(Strict):
     torch_cuda: Optional[str] = None
     toolkit_cuda: Optional[Literal["mismatched", "matched"]] = None  # the CUDA toolkit's major vs torch's CUDA major
     kernel_release: Optional[str] = None
+    os: Optional[Literal["windows"]] = None  # the operating system a log shows (a C:\\ path, python.exe, win_amd64)
     kernel_module: Optional[Literal["open", "proprietary"]] = None
     module_param: Optional[ModuleParam] = None
     xid: Optional[list[int]] = None
@@ -166,6 +169,7 @@ SUBJECTS = (
     "torch_cuda",
     "toolkit_cuda",
     "kernel_release",
+    "os",
     "kernel_module",
     "module_param",
     "xid",

@@ -1,0 +1,2 @@
+from cuda import cuda
+cuda.cuInit(0)
