@@ -238,3 +238,43 @@ def test_a_gsp_timeout_named_beside_an_xid_is_the_gsp_with_the_xid_under_it(kb):
     hits = api.diagnose_texts([("dmesg", banner)], kb=kb).findings
     assert hits and hits[0].rule_id == "gsp-firmware-error"
     assert "gsp-timeout-named" not in {e.signal for e in hits[0].evidence}
+
+
+HOLDOUT24 = FIXTURES.parent / "holdout24-c"
+
+
+def test_a_kv_cache_set_up_frame_names_the_cause_only_where_the_cut_traceback_stops(kb):
+    # real text (ray-project/ray#55209): vLLM's determine_available_memory runs profile_run and the model's dummy
+    # forward; cut there, the failure was in the forward (a torch.compile cache issue), not in sizing the KV cache
+    lines = (HOLDOUT24 / "torch-compile-failed--ray-55209" / "traceback.txt").read_text().splitlines(keepends=True)
+    whole = api.diagnose_texts([("paste", "".join(lines))], kb=kb)
+    assert "kv-cache-insufficient" not in [f.rule_id for f in whole.findings]
+    stop = next(i for i, line in enumerate(lines) if "in determine_available_memory" in line)
+    cut = api.diagnose_texts([("paste", "".join(lines[: stop + 2]))], kb=kb)  # the frame and its code line, then nothing
+    first = _first(cut)
+    assert first.rule_id == "kv-cache-insufficient" and first.confidence <= 0.55
+    assert any("before its exception line" in r for r in first.reasons)
+
+
+def test_windows_shows_in_paths_wheels_and_reports_and_turns_the_nccl_message_into_its_windows_cause(kb):
+    from diagnose.artifacts import host
+
+    windows = [
+        '  File "C:\\Users\\me\\AppData\\Local\\Programs\\Python\\Python38\\lib\\site-packages\\torch\\distributed\\'
+        'distributed_c10d.py", line 1013, in _new_process_group_helper',
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 23152) of binary: "
+        "U:\\Miniconda3\\envs\\llama2env\\python.exe",
+        "  Downloading torch-2.1.0-cp311-cp311-win_amd64.whl (192.3 MB)",
+        "OS: Microsoft Windows 11 Pro",
+        "NCCL error with multi gpu on windows",
+    ]
+    for line in windows:
+        assert (host.line_facts(line) or host.Facts()).os == "windows", line
+    for line in ["sliding windows of 4096 tokens", '  File "/usr/lib/python3.10/site-packages/torch/x.py", line 1',
+                 "OS: Ubuntu 22.04.4 LTS (x86_64)"]:
+        assert (host.line_facts(line) or host.Facts()).os is None, line
+    message = "RuntimeError: Distributed package doesn't have NCCL built in\n"
+    assert _first(api.diagnose_texts([("paste", message)], kb=kb)).rule_id == "torch-cpu-build"  # Linux or unknown
+    on_windows = api.diagnose_texts([("paste", message + windows[1] + "\n")], kb=kb)
+    assert _first(on_windows).rule_id == "nccl-unavailable-on-windows"
+    assert on_windows.facts.os == "windows"
