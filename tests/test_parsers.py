@@ -115,3 +115,29 @@ def test_a_traceback_whose_line_prefixes_differ_in_digits_is_one_traceback_cut_b
     result, _ = scan_text(text)
     assert [(tb.start, tb.exception_line) for tb in result.tracebacks] == [(2, None)]
     assert result.cut_at == 2
+
+
+def test_a_crash_loop_keeps_a_bounded_number_of_tracebacks_and_reports_the_same_unexplained_errors(tmp_path, kb):
+    # real text: the H200 device-side-assert reproduction's traceback, 300 restarts of it with other numbers; a
+    # traceback cut by the next one's start is dropped, and past PER_TEMPLATE tracebacks of one exception template
+    # the rest are not kept (memory grew with the log), while the report stays that of keeping them all
+    from conftest import FIXTURES
+
+    from diagnose import api
+    from diagnose.artifacts import pylog, reader, sniff
+
+    crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_text()
+    log = tmp_path / "loop.log"
+    log.write_text("".join(crash.replace("pid=", f"pid={i}") for i in range(300)))
+    source = reader.open_inputs([str(log)]).sources[0]
+    result = sniff.scan(source, lambda *a: None)
+    assert 0 < len(result.tracebacks) <= pylog.PER_TEMPLATE * 2
+    bounded = api.diagnose([str(log)], kb=kb)
+    original = pylog.TracebackTracker._keep_bounded
+    try:
+        pylog.TracebackTracker._keep_bounded = lambda self, tb: None  # every traceback kept
+        every = api.diagnose([str(log)], kb=kb)
+    finally:
+        pylog.TracebackTracker._keep_bounded = original
+    assert [f.rule_id for f in bounded.findings] == [f.rule_id for f in every.findings]
+    assert [(e.line, e.text) for e in bounded.unmatched_errors] == [(e.line, e.text) for e in every.unmatched_errors]

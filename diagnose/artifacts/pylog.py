@@ -15,6 +15,8 @@ from diagnose import lazy_re
 # an OSC sequence ends at BEL or ESC \; one left open ends at the next ESC, so stripping stays linear
 ANSI = lazy_re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)", module=regex)
 TRACEBACK = "Traceback (most recent call last):"
+PER_TEMPLATE = 64  # tracebacks kept whose exception has one template (unexplained errors are reported once per fingerprint)
+TRACEBACK_TEMPLATES = 4096  # exception templates whose tracebacks are kept
 CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 EXCEPTION = lazy_re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b(?::|$)", module=regex)
 ERRORISH_PATTERN = (
@@ -78,6 +80,10 @@ class TracebackTracker:
 
     def __init__(self) -> None:
         self.tracebacks: list[Traceback] = []
+        # tracebacks kept per exception template (its digits and 0x letters masked): a crash loop's thousandth
+        # traceback of one kind is never reported (unexplained errors are reported once per fingerprint), and
+        # keeping every one let memory grow with the log
+        self._per_template: dict[str, int] = {}
         self.current: Traceback | None = None
         self._run_start: int | None = None  # first frame of the current run of frames
         self._after_frame = 0  # nonblank lines since the last frame line
@@ -110,6 +116,17 @@ class TracebackTracker:
         if is_exception_line(text.split("] ", 1)[-1]) or self._after_frame > TAIL_AFTER_FRAME:
             self._run_broken = True
 
+    def _keep_bounded(self, tb: Traceback) -> None:
+        """Keeps a traceback whose exception has a template seen fewer than PER_TEMPLATE times, among at most
+        TEMPLATES templates; the others are dropped (the same failure again)."""
+        key = template(tb.exception or "")
+        seen = self._per_template.get(key)
+        if seen is None and len(self._per_template) >= TRACEBACK_TEMPLATES or seen is not None and seen >= PER_TEMPLATE:
+            if self.tracebacks and self.tracebacks[-1] is tb:
+                self.tracebacks.pop()
+            return
+        self._per_template[key] = (seen or 0) + 1
+
     @staticmethod
     def _prefixed(tb: Traceback, text: str) -> bool:
         return text.startswith(tb.prefix) or _same_shape(tb.prefix, text)
@@ -122,6 +139,9 @@ class TracebackTracker:
     def _kind(self, lineno: int, text: str) -> str:
         at = text.find(TRACEBACK)
         if at >= 0:
+            last = self.tracebacks[-1] if self.tracebacks else None
+            if last is not None and last.exception_line is None:
+                self.tracebacks.pop()  # superseded before its exception line: it can give none now
             self.current = Traceback(start=lineno, prefix=text[:at])
             self.tracebacks.append(self.current)
             return "traceback"
@@ -136,6 +156,7 @@ class TracebackTracker:
                 return "traceback"
             tb.exception_line = lineno
             tb.exception = body.strip()
+            self._keep_bounded(tb)
             return "traceback"
         # after the exception: continuation lines of a multi-line message, or a chain marker
         if body.startswith(CHAIN):
