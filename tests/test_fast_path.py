@@ -337,3 +337,22 @@ def test_a_small_log_or_one_core_starts_no_second_process(tmp_path, kb, monkeypa
     monkeypatch.setenv("DIAGNOSE_ONE_CORE", "1")
     api.diagnose([str(log)], kb=kb)
     assert helpers == [None, None]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the second process is forked")
+def test_a_helper_killed_while_it_holds_the_claim_lock_does_not_hang_the_reader(tmp_path, kb, monkeypatch):
+    crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_bytes()
+    startup = (FIXTURES / "healthy" / "server-sglang-startup-pr11830" / "server.log").read_bytes()
+    log = tmp_path / "server.log"
+    log.write_bytes(startup * 40 + crash)
+    every_line = summary(api.diagnose([str(log)], kb=kb, use_prefilter=False))
+    helpers = _two_processes(monkeypatch)
+    monkeypatch.setattr(reader, "LOCK_WAIT", 0.2)
+
+    def dies_holding_the_lock(source, path, prefilter, fd, claimed, lock):
+        lock.acquire()
+        os._exit(9)  # as the OOM killer would: the lock is never released
+
+    monkeypatch.setattr(reader, "_helper_main", dies_holding_the_lock)
+    assert summary(api.diagnose([str(log)], kb=kb))[0] == every_line[0]
+    assert helpers[-1].alive is False and helpers[-1].used == 0

@@ -452,7 +452,10 @@ class _ScanHelper:
     def _claim(self, index: int, ahead: int) -> int | None:
         """Claims `index` when nobody has, else the next unclaimed chunk up to `ahead` (this process's to scan), or
         None when the helper has claimed everything up to there."""
-        with self.lock:
+        if not self.lock.acquire(timeout=LOCK_WAIT):  # the helper died holding it (killed mid-claim): go on alone
+            self.alive = False
+            return index
+        try:
             at = _COUNTER.unpack_from(self.claimed)[0]
             if at <= index:
                 _COUNTER.pack_into(self.claimed, 0, index + 1)
@@ -460,6 +463,8 @@ class _ScanHelper:
             if at <= ahead:
                 _COUNTER.pack_into(self.claimed, 0, at + 1)
                 return at
+        finally:
+            self.lock.release()
         return None
 
     def _pump(self, wait: bool) -> None:
@@ -551,22 +556,30 @@ class _ScanHelper:
 
 
 _FRAME = struct.Struct("<qq")  # chunk index, pickled size
+LOCK_WAIT = 5.0  # seconds: the claim lock is held for microseconds; a longer wait means its holder died
 _COUNTER = struct.Struct("<q")
 
 
 def _helper_main(source: TextSource, path: Path, prefilter: Any, fd: int, claimed: Any, lock: Any) -> None:
     stage = _Stage(prefilter)
+    parent = os.getppid()
     with open(path, "rb") as stream:
         head = stream.read(SMALL_INPUT)
         more = stream.read(1) if len(head) == SMALL_INPUT else b""
         index = -1
         for chunk in source._split(_blocks(head + more, stream)):
             index += 1
-            with lock:
+            while not lock.acquire(timeout=LOCK_WAIT):
+                if os.getppid() != parent:
+                    return  # the reader was killed (holding the lock): nobody will read what this sends
+            try:
                 at = _COUNTER.unpack_from(claimed)[0]
-                if at > index:
-                    continue  # the parent has this one
-                _COUNTER.pack_into(claimed, 0, index + 1)
+                if at <= index:
+                    _COUNTER.pack_into(claimed, 0, index + 1)
+            finally:
+                lock.release()
+            if at > index:
+                continue  # the parent has this one
             data = pickle.dumps((len(chunk), chunk[-16:], stage(chunk)), protocol=pickle.HIGHEST_PROTOCOL)
             try:
                 os.write(fd, _FRAME.pack(index, len(data)))
