@@ -297,12 +297,18 @@ def test_same_findings_when_a_second_process_scans_chunks(case, kb, monkeypatch)
     assert started and sum(h.used for h in started) > 0
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="the second process is forked")
-def test_a_helper_that_dies_or_reads_another_file_leaves_the_work_to_the_reader(tmp_path, kb, monkeypatch):
+def _server_log(tmp_path):
+    """Real text: 40 SGLang start-ups, then the H200 device-side-assert reproduction (the log, a start-up's bytes)."""
     crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_bytes()
     startup = (FIXTURES / "healthy" / "server-sglang-startup-pr11830" / "server.log").read_bytes()
     log = tmp_path / "server.log"
     log.write_bytes(startup * 40 + crash)
+    return log, startup
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the second process is forked")
+def test_a_helper_that_dies_or_reads_another_file_leaves_the_work_to_the_reader(tmp_path, kb, monkeypatch):
+    log, startup = _server_log(tmp_path)
     every_line = summary(api.diagnose([str(log)], kb=kb, use_prefilter=False))
     helpers = _two_processes(monkeypatch)
     start = reader._ScanHelper.start
@@ -325,6 +331,7 @@ def test_a_helper_that_dies_or_reads_another_file_leaves_the_work_to_the_reader(
 
     monkeypatch.setattr(reader, "_helper_main", other_file)
     assert summary(api.diagnose([str(log)], kb=kb))[0] == every_line[0]
+    assert helpers[-1].alive is False  # its results stopped matching the reader's chunks
 
 
 def test_a_small_log_or_one_core_starts_no_second_process(tmp_path, kb, monkeypatch):
@@ -341,10 +348,7 @@ def test_a_small_log_or_one_core_starts_no_second_process(tmp_path, kb, monkeypa
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the second process is forked")
 def test_a_helper_killed_while_it_holds_the_claim_lock_does_not_hang_the_reader(tmp_path, kb, monkeypatch):
-    crash = (FIXTURES / "device-side-assert--repro-h200-embedding" / "fail-device-assert.log").read_bytes()
-    startup = (FIXTURES / "healthy" / "server-sglang-startup-pr11830" / "server.log").read_bytes()
-    log = tmp_path / "server.log"
-    log.write_bytes(startup * 40 + crash)
+    log, _ = _server_log(tmp_path)
     every_line = summary(api.diagnose([str(log)], kb=kb, use_prefilter=False))
     helpers = _two_processes(monkeypatch)
     monkeypatch.setattr(reader, "LOCK_WAIT", 0.2)

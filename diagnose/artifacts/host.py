@@ -140,7 +140,7 @@ def line_facts(line: str) -> Facts | None:
             facts = _setup_fact(what, m[2].strip(" *`"))
     if facts is None and ("glibc" in line or "ldd (" in line) and (m := GLIBC_IN_PLATFORM.search(line)):
         facts = Facts(glibc_version=m[1] or m[2])
-    if facts is None and ("indows" in line or ":\\" in line or "win" in line) and WINDOWS.search(line):
+    if facts is None and ("indows" in line or ":\\" in line or "win_amd64" in line or "win32" in line) and WINDOWS.search(line):
         facts = Facts(os="windows")
     if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)

@@ -118,7 +118,7 @@ class TracebackTracker:
 
     def _keep_bounded(self, tb: Traceback) -> None:
         """Keeps a traceback whose exception has a template seen fewer than PER_TEMPLATE times, among at most
-        TEMPLATES templates; the others are dropped (the same failure again)."""
+        TRACEBACK_TEMPLATES templates; the others are dropped (the same failure again)."""
         key = template(tb.exception or "")
         seen = self._per_template.get(key)
         if seen is None and len(self._per_template) >= TRACEBACK_TEMPLATES or seen is not None and seen >= PER_TEMPLATE:

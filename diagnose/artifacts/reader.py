@@ -139,7 +139,6 @@ class TextSource:
     quiet: Callable[[], str | None] | None = None
     folded: int = 0
     progress: Callable[[str, int, int | None], None] | None = None  # (name, bytes read, size)
-    helper: Any = None  # block mode on a large regular file: the second process that scanned chunks (_ScanHelper)
 
     def lines(self, prefilter: Callable[[], Any] | None = None) -> Generator[tuple[int, str], None, None]:
         """(1-based line number, text without the newline), decoded, long lines cut.
@@ -214,7 +213,7 @@ class TextSource:
         return text
 
     def _selected_lines(self, blocks: Iterator[bytes], prefilter: Any) -> Iterator[tuple[int, str]]:
-        helper = self.helper = _ScanHelper.start(self, prefilter)
+        helper = _ScanHelper.start(self, prefilter)
         try:
             yield from self._selected(blocks, prefilter, helper)
         finally:
