@@ -71,6 +71,8 @@ class CatalogNote:
 
 @dataclass
 class GPU:
+    """One GPU as the inputs describe it (index, name, bus id, memory, driver-reported state)."""
+
     index: int | None = None
     name: str | None = None
     bus_id: str | None = None
@@ -309,6 +311,8 @@ class Plan:
 
 @dataclass
 class Diagnosis:
+    """The whole answer for a set of inputs: what was read, the ranked findings, the facts and what was skipped."""
+
     kb_version: str
     inputs: list[InputSummary] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)

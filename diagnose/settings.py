@@ -25,6 +25,8 @@ CONFIG_ENV = "DIAGNOSE_CONFIG"
 
 @dataclass
 class Settings:
+    """The run settings: each key's value, where it came from, and the files read."""
+
     values: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # key -> "default", a file, an env var or a flag
     files: list[Path] = field(default_factory=list)  # the files read, lowest layer first

@@ -28,6 +28,8 @@ FORMATS = ("text", "json", "markdown", "slack", "html", "svg")  # as the command
 
 @dataclass(frozen=True)
 class Key:
+    """One setting: its kind, its environment variable, its help text and default."""
+
     kind: str  # "dirs" | "strings" | "regexes" | "file" | "python" | "format"
     env: str
     help: str

@@ -66,8 +66,10 @@ _DIGITS = frozenset(range(48, 58))
 LEADING_FLAGS = lazy_re.compile(r"^\(\?([aiLmsux]+)\)", module=regex)
 
 
-@dataclass
+@dataclass(eq=False)
 class Pattern:
+    """A block-start pattern: its regex text, how many context lines it pulls, and what those lines must start with."""
+
     text: str
     context: int
     more: tuple[bytes, ...] | None = None  # context lines must start with one of these (after indent)

@@ -58,8 +58,10 @@ def strip_ansi(text: str) -> str:
     return ANSI.sub("", text) if "\x1b" in text else text
 
 
-@dataclass
+@dataclass(eq=False)
 class Traceback:
+    """A Python traceback found in a log: where it starts, its line prefix and (once seen) its exception line."""
+
     start: int
     prefix: str
     exception_line: int | None = None

@@ -614,8 +614,10 @@ def _blocks(first: bytes, stream: BinaryIO) -> Iterator[bytes]:
         yield block
 
 
-@dataclass
+@dataclass(eq=False)
 class ReadResult:
+    """What reading the inputs gave: the text sources, what was skipped and why, and the inflate budget spent."""
+
     sources: list[TextSource] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     budget: InflateBudget = field(default_factory=InflateBudget)  # inflated bytes, per input and in all

@@ -109,8 +109,10 @@ HINTS = lazy_re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h 
 BLOCK_HINTS = {name: lazy_re.compile("|".join(re.escape(h) for h in spec.hint)) for name, spec in BLOCKS.items() if spec.hint}
 
 
-@dataclass
+@dataclass(eq=False)
 class ScanResult:
+    """One scan's results: the facts, the segments by kind, the tracebacks and the cut-line bookkeeping."""
+
     facts: Facts = field(default_factory=Facts)
     segments: list[InputSummary] = field(default_factory=list)
     tracebacks: list[pylog.Traceback] = field(default_factory=list)

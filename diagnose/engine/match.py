@@ -68,16 +68,20 @@ def cjk_spaced(text: str) -> str:
     return "".join(parts)
 
 
-@dataclass
+@dataclass(eq=False)
 class Hit:
+    """One signal matching one line: the signal, the line as evidence, its named groups and its position."""
+
     signal: CompiledSignal
     evidence: Evidence
     groups: dict[str, str]
     position: tuple[int, int]
 
 
-@dataclass
+@dataclass(eq=False)
 class ErrorLine:
+    """An error-looking line kept for the report (its evidence record, where it is, whether it is an exception)."""
+
     evidence: Evidence
     position: tuple[int, int]
     exception: bool

@@ -31,8 +31,10 @@ SET_ASIDE_AT = 0.6  # evidence this strong, set aside by a fact, is shown withou
 MAX_CONFIDENCE = 0.99  # evidence is never certainty; and 0.999 would print as 1.00
 
 
-@dataclass
+@dataclass(eq=False)
 class Candidate:
+    """A rule the evidence points at, with its confidence and the lines behind it, before ranking."""
+
     rule: CompiledRule
     confidence: float
     evidence: list[Evidence]

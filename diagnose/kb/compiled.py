@@ -24,6 +24,8 @@ PLACEHOLDER = lazy_re.compile(r"\{((?:packages|groups|facts|compat)\.[\w.-]+)\}"
 
 @dataclass
 class CompiledSignal:
+    """One signal of a rule: a regex or a fuzzy text, its weight and where it may match."""
+
     id: str
     weight: float
     regex: str | None = None
@@ -38,6 +40,8 @@ class CompiledSignal:
 
 @dataclass
 class CompiledRule:
+    """A rule file as the engine uses it (plain values; its signals compiled)."""
+
     id: str
     title: str
     category: str
@@ -60,6 +64,8 @@ class CompiledRule:
 
 @dataclass
 class KnowledgeBase:
+    """Every rule, compat table and the CUDA error catalogue, as one cached object."""
+
     version: str
     rules: dict[str, CompiledRule]
     compat: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -15,8 +15,10 @@ from typing import Any
 from diagnose.errors import RuleError
 
 
-@dataclass
+@dataclass(eq=False)
 class RuleFile:
+    """A rule file as read: its path, its data and the YAML node tree (for line numbers)."""
+
     path: Path
     data: dict[str, Any]
     root: Any  # the yaml node tree, for line numbers
