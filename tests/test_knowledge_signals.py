@@ -278,3 +278,22 @@ def test_windows_shows_in_paths_wheels_and_reports_and_turns_the_nccl_message_in
     on_windows = api.diagnose_texts([("paste", message + windows[1] + "\n")], kb=kb)
     assert _first(on_windows).rule_id == "nccl-unavailable-on-windows"
     assert on_windows.facts.os == "windows"
+
+
+def test_cuda_error_999_is_named_the_suspend_only_with_evidence_that_the_host_slept(kb):
+    ollama = ('time=2024-09-05T09:20:35.624+08:00 level=DEBUG source=gpu.go:533 msg="Unable to load cudart" '
+              'library=/opt/cuda/lib64/libcudart.so.12.6.37 error="cudart init failure: 999"\n')
+    assert "uvm-broken-after-suspend" not in _ids(ollama, kb)  # 999 alone has other causes
+    assert _ids("after gentoo linux sleep, ollama only use cpu\n" + ollama, kb)[0] == "uvm-broken-after-suspend"
+    xla = ("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: CUDA_ERROR_UNKNOWN: "
+           "unknown error\n")
+    assert "uvm-broken-after-suspend" not in _ids(xla, kb)
+    assert "uvm-broken-after-suspend" not in _ids("after resuming training from checkpoint the loss is NaN\n" + xla, kb)
+    assert _ids("after resuming I typically get the following error:\n" + xla, kb)[0] == "uvm-broken-after-suspend"
+
+
+def test_a_device_dump_with_the_display_watchdog_on_is_not_a_failure(kb):
+    dump = (FIXTURES.parent / "holdout25-a" / "healthy--numba-pr6809-cuda-detect" / "cuda-detect.txt").read_text()
+    assert "display-watchdog-timeout" not in _ids(dump, kb)
+    assert _ids(dump + "numba.cuda.cudadrv.driver.CudaAPIError: [702] Call to cuMemcpyDtoH results in "
+                "CUDA_ERROR_LAUNCH_TIMEOUT\n", kb)[0] == "display-watchdog-timeout"

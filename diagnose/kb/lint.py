@@ -68,13 +68,25 @@ def check_regex(pattern: str) -> str | None:
     return None
 
 
+_PATTERNS: dict[str, Any] = {}
+
+
+def _compiled(pattern: str) -> Any:
+    """`pattern` compiled once per lint run: the cross-rule checks try every signal on every example line, and with
+    more signals than `regex`'s own cache holds (500) each search would compile its pattern again."""
+    compiled = _PATTERNS.get(pattern)
+    if compiled is None:
+        compiled = _PATTERNS[pattern] = regex.compile(pattern)
+    return compiled
+
+
 def _signal_matches(sig: Any, line: str) -> bool:
     if getattr(sig, "cuda_error", None):  # compiled from rules/catalog/cuda-errors.yaml
         from diagnose.kb.catalog_schema import shipped_signal_regex
 
-        return bool(regex.search(shipped_signal_regex(sig.cuda_error), line))
+        return bool(_compiled(shipped_signal_regex(sig.cuda_error)).search(line))
     if sig.regex is not None:
-        m = regex.search(sig.regex, line)
+        m = _compiled(sig.regex).search(line)
         known_in = getattr(sig, "known_in", None)
         if m and known_in:  # the matched entity must be one the compat table knows
             spec = known_in if isinstance(known_in, dict) else known_in.model_dump()
