@@ -37,7 +37,7 @@ from realistic_measure import (  # noqa: E402
 )
 from realistic_mixes import VENV_BIN, build, parse_size  # noqa: E402
 from realistic_recipes import MIXES  # noqa: E402
-from realistic_sweep import kb_sweep, startup  # noqa: E402
+from realistic_sweep import kb_sweep, size_sweep, size_sweep_table, startup  # noqa: E402
 
 
 def compare(cmd: Diagnose, name: str, size: int, cache: Path, rg: str, patterns: Path, runs: int,
@@ -85,6 +85,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="best of N runs of each command (default 3)")
     ap.add_argument("--mixes", default=",".join(MIXES), help=f"comma-separated, of: {', '.join(MIXES)}")
     ap.add_argument("--sweep-mix", default="busy-server", help="the mix of the KB-size sweep ('none': no sweep)")
+    ap.add_argument("--size-sweep-mix", default="busy-server",
+                    help="the mix whose first 1, 3, 8 and 32 MiB are timed (per-byte speed by input size; 'none': no sweep)")
     ap.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "data" / "realistic")
     ap.add_argument("--timeout", type=float, default=900, help="stop one run after this many seconds")
     ap.add_argument("--quick", action="store_true", help="a smoke run: --size 20M --runs 1")
@@ -98,6 +100,9 @@ def main() -> None:
     names = [n.strip() for n in args.mixes.split(",") if n.strip()]
     if unknown := [n for n in names if n not in MIXES]:
         ap.error(f"no such mix: {', '.join(unknown)} (the mixes: {', '.join(MIXES)})")
+    for flag, mix in (("--sweep-mix", args.sweep_mix), ("--size-sweep-mix", args.size_sweep_mix)):
+        if mix != "none" and mix not in MIXES:
+            ap.error(f"{flag}: no such mix: {mix} (the mixes: {', '.join(MIXES)})")
     rg = ripgrep()
     args.cache = args.cache.resolve()
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -126,6 +131,11 @@ def main() -> None:
           f"python -c pass {s['python_pass_s']:.3f} s, above Python's start {s['above_python_s']:.3f} s; CPU "
           f"{s['diagnose_cpu_s']:.3f} s vs {s['python_pass_cpu_s']:.3f} s, above {s['above_python_cpu_s']:.3f} s "
           f"(first cause {s['first_cause']}).")
+    if args.size_sweep_mix != "none":
+        log, _ = build(MIXES[args.size_sweep_mix], size, args.cache)
+        report["size_sweep"] = {"mix": args.size_sweep_mix, "rows": size_sweep(cmd, log, runs, s["diagnose_s"])}
+        print(f"\nInput-size sweep on the first MiB of {args.size_sweep_mix}:\n")
+        print(size_sweep_table(report["size_sweep"]["rows"]))
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     out = args.cache / f"results-{size}-{head.split()[0]}-{stamp}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")

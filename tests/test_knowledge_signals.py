@@ -297,3 +297,13 @@ def test_a_device_dump_with_the_display_watchdog_on_is_not_a_failure(kb):
     assert "display-watchdog-timeout" not in _ids(dump, kb)
     assert _ids(dump + "numba.cuda.cudadrv.driver.CudaAPIError: [702] Call to cuMemcpyDtoH results in "
                 "CUDA_ERROR_LAUNCH_TIMEOUT\n", kb)[0] == "display-watchdog-timeout"
+
+
+def test_tritons_cuda_10_message_with_a_newer_cuda_is_a_triton_too_old_for_it(kb):
+    line = ("torch._inductor.exc.InductorError: RuntimeError: Triton only support CUDA 10.0 or higher, but got CUDA "
+            "version: {}\n")
+    assert _ids(line.format("12.8"), kb)[0] == "triton-too-old-for-cuda"
+    assert "triton-too-old-for-cuda" not in _ids(line.format("9.2"), kb)  # what the message is for
+    old_header = "ptxas /tmp/t.ptx, line 5; fatal   : Unsupported .version {}; current version is '{}'\n"
+    assert _ids(old_header.format("8.6", "8.5"), kb)[0] == "triton-too-old-for-cuda"
+    assert _ids(old_header.format("8.7", "8.4"), kb)[0] == "triton-unsupported-arch"  # a Blackwell target's PTX
