@@ -86,7 +86,8 @@ def main() -> None:
     ap.add_argument("--mixes", default=",".join(MIXES), help=f"comma-separated, of: {', '.join(MIXES)}")
     ap.add_argument("--sweep-mix", default="busy-server", help="the mix of the KB-size sweep ('none': no sweep)")
     ap.add_argument("--size-sweep-mix", default="busy-server",
-                    help="the mix whose first 1, 3, 8 and 32 MiB are timed (per-byte speed by input size; 'none': no sweep)")
+                    help="the mix whose first 1, 3, 8 and 32 MiB are timed (per-byte speed by input size; "
+                    "'none': no sweep)")
     ap.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "data" / "realistic")
     ap.add_argument("--timeout", type=float, default=900, help="stop one run after this many seconds")
     ap.add_argument("--quick", action="store_true", help="a smoke run: --size 20M --runs 1")

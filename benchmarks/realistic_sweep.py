@@ -81,28 +81,29 @@ def startup(cmd: Diagnose, runs: int = 10) -> dict:
 SWEEP_SIZES = (1 << 20, 3 << 20, 8 << 20, 32 << 20)
 
 
-def size_sweep(cmd: Diagnose, log: Path, runs: int, startup_s: float, sizes: tuple[int, ...] = SWEEP_SIZES) -> list[dict]:
+def size_sweep(cmd: Diagnose, log: Path, runs: int, startup_s: float,
+               sizes: tuple[int, ...] = SWEEP_SIZES) -> list[dict]:
     """`diagnose` on the first 1, 3, 8 and 32 MiB of one mix (cut at a line end): seconds, MB/s, and MB/s of the
     time above the small-log run (`startup_s`), which is what one path for every size should keep level."""
     rows = []
-    with tempfile.TemporaryDirectory(prefix="diagnose-size-sweep-") as tmp:
-        with log.open("rb") as src:
-            for size in sizes:
-                src.seek(0)
-                head = src.read(size)
-                head = head[: head.rfind(b"\n") + 1]
-                if len(head) < size // 2:
-                    continue  # the mix is smaller than this
-                part = Path(tmp) / f"head-{size >> 20}MiB.log"
-                part.write_bytes(head)
-                argv = cmd("--format", "json", "--exit-zero", str(part))
-                out = Path(tmp) / "out.json"
-                run_once(argv, out, cmd.env)
-                t = best_of(argv, runs, out, cmd.env)
-                mb = len(head) / 1e6
-                rows.append({"mib": size >> 20, "bytes": len(head), "seconds": t.seconds, "mb_per_s": round(mb / t.seconds, 1),
-                             "above_startup_mb_per_s": round(mb / max(t.seconds - startup_s, 1e-3), 1),
-                             "peak_rss_mb": t.peak_rss_mb, "first_cause": first_cause(out)})
+    with tempfile.TemporaryDirectory(prefix="diagnose-size-sweep-") as tmp, log.open("rb") as src:
+        for size in sizes:
+            src.seek(0)
+            head = src.read(size)
+            head = head[: head.rfind(b"\n") + 1]
+            if len(head) < size // 2:
+                continue  # the mix is smaller than this
+            part = Path(tmp) / f"head-{size >> 20}MiB.log"
+            part.write_bytes(head)
+            argv = cmd("--format", "json", "--exit-zero", str(part))
+            out = Path(tmp) / "out.json"
+            run_once(argv, out, cmd.env)
+            t = best_of(argv, runs, out, cmd.env)
+            mb = len(head) / 1e6
+            rows.append({"mib": size >> 20, "bytes": len(head), "seconds": t.seconds,
+                         "mb_per_s": round(mb / t.seconds, 1),
+                         "above_startup_mb_per_s": round(mb / max(t.seconds - startup_s, 1e-3), 1),
+                         "peak_rss_mb": t.peak_rss_mb, "first_cause": first_cause(out)})
     return rows
 
 

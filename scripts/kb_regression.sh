@@ -5,8 +5,8 @@ set -u
 cd "$(dirname "$0")/.."
 py=${PYTHON:-.venv/bin/python}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for n in 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27; do
-  ls -d holdout$n-? >/dev/null 2>&1 || continue
+# every set kept in quarters or halves (holdoutN-a, -b ...), whatever N the latest round reached
+for n in $(ls -d holdout[0-9]*-? 2>/dev/null | sed -E 's/^holdout([0-9]+)-.$/\1/' | sort -un); do
   mkdir -p "$tmp/holdout$n"
   for half in holdout$n-?; do cp -r "$half"/*/ "$tmp/holdout$n/" 2>/dev/null; done
 done

@@ -24,7 +24,9 @@ from diagnose.model import Skipped
 
 BLOCK = 1 << 20
 MAX_LINE = 64 * 1024  # characters of one line that are matched; the rest is reported as cut
-SMALL_INPUT = 64 << 10  # inputs up to this size are read line by line (the prefilter's set-up costs more than it saves); larger ones through the prefilter
+# inputs up to this size are read line by line (the prefilter's set-up costs more than it saves there); larger
+# ones through the prefilter
+SMALL_INPUT = 64 << 10
 # a chunk is looked at for runs of repeated lines (Prefilter.repeat_hits) after a chunk a quarter of whose lines
 # were hit; with this set, every chunk is (the tests: the same findings either way)
 REPEATS_ALWAYS = False

@@ -9,6 +9,7 @@ near-miss examples another rule matches without claiming them, and rival finding
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,16 +69,11 @@ def check_regex(pattern: str) -> str | None:
     return None
 
 
-_PATTERNS: dict[str, Any] = {}
-
-
+@functools.cache
 def _compiled(pattern: str) -> Any:
     """`pattern` compiled once per lint run: the cross-rule checks try every signal on every example line, and with
     more signals than `regex`'s own cache holds (500) each search would compile its pattern again."""
-    compiled = _PATTERNS.get(pattern)
-    if compiled is None:
-        compiled = _PATTERNS[pattern] = regex.compile(pattern)
-    return compiled
+    return regex.compile(pattern)
 
 
 def _signal_matches(sig: Any, line: str) -> bool:
