@@ -1,0 +1,2 @@
+import torch
+torch.ops.torchvision.nms
