@@ -60,11 +60,13 @@ SETUP_CUE = lazy_re.compile(r"(?i)torch|nvcc|cuda", module=regex)
 # lines only Windows prints: a drive path with backslashes (a traceback's File "C:\\...", "of binary:
 # U:\\Miniconda3\\envs\\x\\python.exe"), a win_amd64 / win32 wheel or platform tag, collect_env's "OS: Microsoft
 # Windows 11", python's "Platform: Windows-10-...", torchrun's "Redirects are currently not supported in Windows or
-# MacOs" (printed there only), and a report's "on Windows" / "(On Windows machine)"
+# MacOs" (printed there only), and a report's "on Windows" / "(On Windows machine)" / "built it in Windows"
 WINDOWS = lazy_re.compile(
     r"(?<![\w/])[A-Za-z]:\\(?:[^\\\s\"'<>|:]{1,80}\\){1,30}|\bwin_amd64\b|\bwin32\b|\bOS: Microsoft Windows\b|"
     r"\bPlatform: Windows-\d|Redirects are currently not supported in Windows|"
     r"(?i:\b(?:on|under|using|running) (?:a |my )?windows(?: 1[01]| server| machine| pc| host| laptop)?\b)"
+    # "I have built it in Windows", "train in Windows enviroment": capitalised, and not WSL (Linux)
+    r"|\b(?:in|with) Windows(?: 1[01]| environment| enviroment| machine| PC| system)?\b(?! Subsystem)"
 , module=regex)
 NVCC_RELEASE = lazy_re.compile(r"Cuda compilation tools, release (\d+\.\d+)", module=regex)
 # a report's environment line naming the GPU: "GPU：2080Ti", "- GPUs: 4 x NVIDIA H20", "**NVIDIA GPU**:RTX 4060 Laptop"

@@ -54,6 +54,7 @@ than then there their they them when what which while where who how also use use
 any all one two may might must our out via per each other some such more most very just like get got make error
 errors failed fail failure true false none null line file files python site packages package lib usr local home
 root info debug warning warn traceback recent call last self return raise module run running
+following trying tried getting please help thanks anyone
 """
 STOP = frozenset(_STOP_WORDS.split())
 
