@@ -1,21 +1,22 @@
 """What a diagnosis is made of: inputs, facts, evidence, findings.
 
-Plain dataclasses: they are built on the hot path of every run, so they cost no import time.
+Plain records (diagnose.record): they are built on the hot path of every run, so they cost little import time.
 The JSON contract for them is docs/diagnosis.schema.json (tests validate real outputs against it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from diagnose.record import asdict, field, record
 
 SCHEMA_VERSION = "2.0"  # 2.0: reasons as {effect, text}, verified_by as {seed | url | reproduction, note}
 MAX_STATED_GPUS = 8  # GPU models named in prose: a few, never a table's worth
 MAX_GPUS = 1024  # GPUs one diagnosis keeps: more than any host has
 
 
-@dataclass
+@record
 class Skipped:
     """An input, or part of one, that could not be used, and why."""
 
@@ -23,7 +24,7 @@ class Skipped:
     reason: str
 
 
-@dataclass
+@record
 class InputSummary:
     """One artifact found in the inputs: where, what kind, how many lines."""
 
@@ -34,7 +35,7 @@ class InputSummary:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Evidence:
     """A line that supports a finding, quoted with where it came from."""
 
@@ -49,7 +50,7 @@ class Evidence:
     catalog: list[CatalogNote] | None = None  # unmatched errors: the catalogued Xids / CUDA errors it names
 
 
-@dataclass
+@record
 class CatalogNote:
     """What a catalogue (rules/catalog/) says about an Xid or a CUDA error that the evidence names."""
 
@@ -69,7 +70,7 @@ class CatalogNote:
     summary: str = ""  # one line for people: what the renderers print
 
 
-@dataclass
+@record
 class GPU:
     """One GPU as the inputs describe it (index, name, bus id, memory, driver-reported state)."""
 
@@ -104,7 +105,7 @@ class GPU:
                 setattr(self, name, value)
 
 
-@dataclass
+@record
 class Xid:
     """An NVRM Xid event from the kernel log."""
 
@@ -118,7 +119,7 @@ class Xid:
     line: int | None = None
 
 
-@dataclass
+@record
 class Facts:
     """What the inputs say about the host and the environment; None/empty when unknown."""
 
@@ -248,7 +249,7 @@ class Facts:
         return list(self.stated_gpus) if self.gpus_only_stated() else [g.name for g in self.gpus if g.name]
 
 
-@dataclass
+@record
 class Finding:
     """One root cause (or a symptom folded under one) with its evidence and remedy."""
 
@@ -287,7 +288,7 @@ def walk(findings: list[Finding]) -> Iterator[Finding]:
         yield from walk(finding.symptoms)
 
 
-@dataclass
+@record
 class RuleVerdict:
     """Why a rule that showed some evidence was not reported (for --explain)."""
 
@@ -297,7 +298,7 @@ class RuleVerdict:
     matched: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Plan:
     """One remediation for several findings: pins that satisfy all of them, each saying whom it serves."""
 
@@ -309,7 +310,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Diagnosis:
     """The whole answer for a set of inputs: what was read, the ranked findings, the facts and what was skipped."""
 

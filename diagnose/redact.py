@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from diagnose import lazy_re
+from diagnose import lazy_re, record
 from diagnose.redact_patterns import GENERIC_NAMES, PATTERNS, SECRET_KEY, Pattern, is_public
 
 T = TypeVar("T")
@@ -121,10 +121,13 @@ def _walk(value: Any, r: Redactor) -> Any:
         return tuple(_walk(v, r) for v in value)
     if isinstance(value, dict):
         return {k: _secret_value(k, v, r) if SECRET_KEY.search(str(k)) else _walk(v, r) for k, v in value.items()}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: _walk(getattr(value, f.name), r) for f in dataclasses.fields(value) if f.init}
+    if record.is_record(value) and not isinstance(value, type):  # the diagnosis's own types (diagnose.model)
+        changes = {f.name: _walk(getattr(value, f.name), r) for f in record.fields(value)}
         if changes.get("template") and isinstance(changes.get("text"), str):
             changes["template"] = _template(changes["text"])
+        return record.replace(value, **changes)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: _walk(getattr(value, f.name), r) for f in dataclasses.fields(value) if f.init}
         return dataclasses.replace(value, **changes)
     return value
 

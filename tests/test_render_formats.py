@@ -9,7 +9,6 @@ Regenerate after an intended change, then read the diff:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, ROOT
 
-from diagnose import api, model
+from diagnose import api, model, record
 from diagnose.kb.selftest import find_cases
 from diagnose.model import Diagnosis, Evidence, Finding
 from diagnose.redact import redact_diagnosis
@@ -45,15 +44,15 @@ CASES: dict[str, list[tuple[str, Path | bytes]]] = {
 
 
 def _build(cls: Any, data: Any) -> Any:
-    """A model dataclass back from its asdict() form."""
+    """A model record back from its asdict() form."""
     hints = typing.get_type_hints(cls, vars(model))
-    kwargs = {f.name: _convert(hints[f.name], data[f.name]) for f in dataclasses.fields(cls) if f.name in data}
+    kwargs = {f.name: _convert(hints[f.name], data[f.name]) for f in record.fields(cls) if f.name in data}
     return cls(**kwargs)
 
 
 def _convert(tp: Any, value: Any) -> Any:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if dataclasses.is_dataclass(tp):
+    if record.is_record(tp):
         return _build(tp, value)
     if origin is list and value is not None:
         return [_convert(args[0], v) for v in value]
@@ -69,7 +68,7 @@ def frozen(case: str) -> Diagnosis:
         diagnosis = api.diagnose_texts(artifacts)
         diagnosis.kb_version = "0.0.0+golden"
         GOLDEN.mkdir(exist_ok=True)
-        path.write_text(json.dumps(dataclasses.asdict(diagnosis), indent=1, ensure_ascii=False) + "\n")
+        path.write_text(json.dumps(record.asdict(diagnosis), indent=1, ensure_ascii=False) + "\n")
     return _build(Diagnosis, json.loads(path.read_text()))
 
 
@@ -216,7 +215,7 @@ def test_slack_cuts_long_evidence_with_a_note_and_stays_in_limits():
     assert "more line(s) cut" in evidence_text and "huge.log:1  RuntimeError" in evidence_text
     assert any("more candidate cause(s) not shown" in t for t in texts)
     assert "more step(s) cut" in next(t for t in texts if t.startswith("*Fix*"))
-    one_giant_step = dataclasses.replace(findings[0], fix=[{"step": "z" * 10_000}])
+    one_giant_step = record.replace(findings[0], fix=[{"step": "z" * 10_000}])
     fix = next(b["text"]["text"] for b in slack.message(Diagnosis(kb_version="1", findings=[one_giant_step]))["blocks"]
                if b["type"] == "section" and b["text"]["text"].startswith("*Fix*"))
     assert len(fix) <= slack.MAX_TEXT and fix.endswith("…")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import operator
 import os
 from bisect import bisect_right
-from dataclasses import dataclass
 from itertools import accumulate, compress
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import regex
 from diagnose import lazy_re
 from diagnose.artifacts import pylog
 from diagnose.kb import cache
+from diagnose.record import record
 
 ANSI_PATTERN = r"\x1b"
 TRACEBACK_START = r"Traceback \(most recent call last\)"
@@ -63,10 +63,11 @@ FORM = 3  # how _hs_form writes a pattern for Hyperscan: part of the database ca
 MAX_HINTS = 4096  # distinct pattern sets whose line hints are kept (the cache starts over past it)
 REPEATS = 4  # a chunk is scanned with its repeats left out when at least 1 line in REPEATS repeats the one before
 _DIGITS = frozenset(range(48, 58))
+lazy_re.remember(pylog.ERRORISH_PATTERN, module=regex)  # LineFilter's fallback for a line Hyperscan is not asked about
 LEADING_FLAGS = lazy_re.compile(r"^\(\?([aiLmsux]+)\)", module=regex)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Pattern:
     """A block-start pattern: its regex text, how many context lines it pulls, and what those lines must start with."""
 
@@ -140,7 +141,7 @@ class Prefilter:
     # --- building ---------------------------------------------------------------------
     def _build_regex(self, indexes: Any) -> None:
         for i in indexes:
-            self._slow.append((i, regex.compile(self.patterns[i].text, regex.MULTILINE)))
+            self._slow.append((i, lazy_re.regex_compile(self.patterns[i].text, regex.MULTILINE)))
 
     def _build_hyperscan(self, cache_dir: Path | None) -> None:
         import hyperscan
@@ -236,7 +237,7 @@ class Prefilter:
                 d._hs, slow = compile_database([(self.patterns[i].text, i) for i in ids], base,
                                                self._cache_dir, "hs-digits")
                 compiled = dict(self._slow)  # the same patterns Hyperscan refused in the full database
-                d._slow = [(i, compiled.get(i) or regex.compile(self.patterns[i].text, regex.MULTILINE)) for i in slow]
+                d._slow = [(i, compiled.get(i) or lazy_re.regex_compile(self.patterns[i].text, regex.MULTILINE)) for i in slow]
             else:
                 if self._re2 is not None:
                     rset, programs = self._re2
@@ -249,7 +250,7 @@ class Prefilter:
                             (sub_set, sub_programs), refused = built
                             d._re2 = (sub_set, [(kept[i][0], prog) for i, prog in sub_programs])
                             d._re2_hits = self._re2_hits
-                            d._slow += [(kept[i][0], regex.compile(self.patterns[kept[i][0]].text, regex.MULTILINE))
+                            d._slow += [(kept[i][0], lazy_re.regex_compile(self.patterns[kept[i][0]].text, regex.MULTILINE))
                                         for i in refused]
                 d._slow += [(i, c) for i, c in self._slow if i in self.digit_ids]
         return self._digits.hits(block)
@@ -324,7 +325,7 @@ class LineFilter:
         self.error_pattern = error_pattern
         self._hs: Any = None
         self._fallback_signal: Any = None
-        self._fallback_error = regex.compile(error_pattern)
+        self._fallback_error = lazy_re.regex_compile(error_pattern)
         self._leftover: list[Any] = []  # signals Hyperscan cannot take, checked one by one
         if hyperscan_module() is None:
             joined = "|".join(_scoped(p) for p in self.signal_patterns)
@@ -338,7 +339,7 @@ class LineFilter:
         base = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_ALLOWEMPTY
         entries = [(p, i) for i, p in enumerate(self.signal_patterns)] + [(self.error_pattern, self.ERROR_ID)]
         self._hs, leftover = compile_database(entries, base, cache_dir, "hs-lines")
-        self._leftover = [regex.compile(self.signal_patterns[i]) for i in leftover if i != self.ERROR_ID]
+        self._leftover = [lazy_re.regex_compile(self.signal_patterns[i]) for i in leftover if i != self.ERROR_ID]
 
     def classify(self, text: str) -> tuple[set[str] | None, bool]:
         """(the signal patterns that may match: a set, or None for "any may"; looks like an error)."""

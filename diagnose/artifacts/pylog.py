@@ -8,9 +8,9 @@ and the tracker strips it to see the frames and the exception.
 from __future__ import annotations
 
 import re as regex  # stdlib re: faster to compile at import; these are our own patterns
-from dataclasses import dataclass, field
 
 from diagnose import lazy_re
+from diagnose.record import field, record
 
 # an OSC sequence ends at BEL or ESC \; one left open ends at the next ESC, so stripping stays linear
 ANSI = lazy_re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)", module=regex)
@@ -58,7 +58,7 @@ def strip_ansi(text: str) -> str:
     return ANSI.sub("", text) if "\x1b" in text else text
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Traceback:
     """A Python traceback found in a log: where it starts, its line prefix and (once seen) its exception line."""
 

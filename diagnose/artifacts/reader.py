@@ -14,13 +14,13 @@ import struct
 import sys
 from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from diagnose.artifacts import pylog
 from diagnose.artifacts.streams import Decompressing, InflateBudget, Recoded
 from diagnose.model import Skipped
+from diagnose.record import field, record
 
 BLOCK = 1 << 20
 MAX_LINE = 64 * 1024  # characters of one line that are matched; the rest is reported as cut
@@ -115,7 +115,7 @@ class RunPids:
         return stop
 
 
-@dataclass
+@record
 class TextSource:
     """One readable text: its name as shown in evidence, and its lines."""
 
@@ -616,7 +616,7 @@ def _blocks(first: bytes, stream: BinaryIO) -> Iterator[bytes]:
         yield block
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class ReadResult:
     """What reading the inputs gave: the text sources, what was skipped and why, and the inflate budget spent."""
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from diagnose import lazy_re
 from diagnose.artifacts import host, nvidia_smi, nvsmi_query, pip, pylog, topology
 from diagnose.artifacts.reader import TextSource
 from diagnose.model import Facts, InputSummary
+from diagnose.record import field, record
 
 # (line number, kind, text, block-mode hints or None); True back: it recorded nothing for that line, and would
 # record nothing for another of its shape (digits aside, same patterns hit), so the reader may skip repeats
@@ -24,7 +24,7 @@ OnLine = Callable[[int, str, str, Any], "bool | None"]
 LINE_FACT_KINDS = {"server-log", "traceback", "dmesg", "install-log", "collect-env"}
 
 
-@dataclass
+@record
 class Block:
     """A structured artifact that spans lines: how it starts, goes on, ends, and is parsed."""
 
@@ -109,7 +109,7 @@ HINTS = lazy_re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h 
 BLOCK_HINTS = {name: lazy_re.compile("|".join(re.escape(h) for h in spec.hint)) for name, spec in BLOCKS.items() if spec.hint}
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class ScanResult:
     """One scan's results: the facts, the segments by kind, the tracebacks and the cut-line bookkeeping."""
 

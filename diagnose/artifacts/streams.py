@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import io
 import zlib
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from diagnose.errors import InputError
+from diagnose.record import record
 
 IN = 16 * 1024  # compressed bytes fed at a time: a concatenated member costs at most this much copying
 OUT = 1 << 20  # inflated bytes produced at a time
@@ -44,7 +44,7 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-@dataclass
+@record
 class InflateBudget:
     """How many inflated bytes one input, and all inputs together, may produce."""
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import regex
 
+from diagnose import lazy_re
 from diagnose.kb import compat
 from diagnose.model import Facts
 
@@ -168,7 +169,7 @@ def _compare(spec: dict[str, str], facts: Facts, groups: dict[str, str]) -> tupl
 
 UNITS = {"b": 1, "bytes": 1, "kib": 1 << 10, "kb": 1 << 10, "mib": 1 << 20, "mb": 1 << 20, "gib": 1 << 30, "gb": 1 << 30,
          "tib": 1 << 40, "tb": 1 << 40}
-SIZE = regex.compile(r"(?i)^\s*([\d.]+)\s*([kmgt]?i?b|bytes)\s*$")
+SIZE = lazy_re.compile(r"(?i)^\s*([\d.]+)\s*([kmgt]?i?b|bytes)\s*$", module=regex)
 
 
 def _bytes(text: str | None) -> float | None:

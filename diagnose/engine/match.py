@@ -11,7 +11,6 @@ import functools
 import math
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 import regex
@@ -21,6 +20,7 @@ from diagnose.artifacts import host, pylog
 from diagnose.artifacts.prefilter import LineFilter
 from diagnose.kb.compiled import CompiledSignal, KnowledgeBase, cache_dir
 from diagnose.model import Evidence
+from diagnose.record import record
 
 REGEX_TIMEOUT = 0.25  # seconds for one search of one line; lint keeps regexes far below it
 FRAME_PACKAGE = lazy_re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][A-Za-z0-9_]*)[/\\]", module=regex)
@@ -68,7 +68,7 @@ def cjk_spaced(text: str) -> str:
     return "".join(parts)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Hit:
     """One signal matching one line: the signal, the line as evidence, its named groups and its position."""
 
@@ -78,7 +78,7 @@ class Hit:
     position: tuple[int, int]
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class ErrorLine:
     """An error-looking line kept for the report (its evidence record, where it is, whether it is an exception)."""
 
@@ -189,7 +189,7 @@ class Matcher:
                 continue
             pattern = self.compiled.get(sig.regex)
             if pattern is None:
-                pattern = self.compiled[sig.regex] = regex.compile(sig.regex)
+                pattern = self.compiled[sig.regex] = lazy_re.regex_compile(sig.regex)
             hits = self.hits[rule_id]
             m = self._search(pattern, subject, f"{rule_id}/{sig.id}")
             if m:

@@ -8,7 +8,6 @@ fact or an installed release that already has the fix lowers it, and the finding
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from diagnose import lazy_re
@@ -16,6 +15,7 @@ from diagnose.engine import conditions
 from diagnose.engine.match import Hit
 from diagnose.kb.compiled import PLACEHOLDER, CompiledRule, KnowledgeBase
 from diagnose.model import Evidence, Facts, Finding, RuleVerdict
+from diagnose.record import field, record
 from diagnose.remedy import values as remedy_values
 
 REPORT_AT = 0.3  # below this a candidate is a near-miss, shown only by --explain
@@ -31,7 +31,7 @@ SET_ASIDE_AT = 0.6  # evidence this strong, set aside by a fact, is shown withou
 MAX_CONFIDENCE = 0.99  # evidence is never certainty; and 0.999 would print as 1.00
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Candidate:
     """A rule the evidence points at, with its confidence and the lines behind it, before ranking."""
 

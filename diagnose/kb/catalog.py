@@ -19,10 +19,10 @@ pydantic); kb/catalog_schema.py validates the files. Two jobs here:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from diagnose import lazy_re
+from diagnose.record import field, record
 
 XID_LINE = lazy_re.compile(r"NVRM: Xid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d{1,9}),")  # no int() of 5,000 digits
 ENUM_NAME = lazy_re.compile(r"\b(cuda(?:Success|Error[A-Za-z0-9]+)|CUDA_(?:SUCCESS|ERROR_[A-Z0-9_]+))\b")
@@ -42,7 +42,7 @@ NUMBER_FORMS = (NUMBER_BEFORE + r"(?:{codes})\b", r"\bError (?:{codes}):",
                 r"\b(?:cuInit|cudaGetDeviceCount)\b[^\n]{{0,60}}?\(error (?:{codes})\)")
 
 
-@dataclass
+@record
 class Catalog:
     """Rows by number: `xids` (rules/catalog/xid.yaml), `cuda` (rules/catalog/cuda-errors.yaml)."""
 
@@ -103,7 +103,7 @@ def signal_regex(catalog: Catalog, names: list[str]) -> str:
     return "|".join(parts)
 
 
-_NUMBER: list[re.Pattern[str]] = []
+_NUMBER = [lazy_re.compile(form.format(codes=r"(\d{1,3})")) for form in NUMBER_FORMS]
 _GENERIC_MESSAGE = lazy_re.compile(MESSAGE_BEFORE + r"([A-Za-z][^.;,\n]{1,80})")
 
 
@@ -130,8 +130,6 @@ def mentions(catalog: Catalog, text: str) -> list[tuple[str, int]]:
     for m in _GENERIC_MESSAGE.finditer(text):
         said = m[1].lower()
         add("cuda-error", next((c for msg, c in catalog.messages() if is_generic(msg) and said.startswith(msg)), None))
-    if not _NUMBER:
-        _NUMBER.extend(re.compile(form.format(codes=r"(\d{1,3})")) for form in NUMBER_FORMS)
     for pattern in _NUMBER:
         for m in pattern.finditer(text):
             code = int(m[1])

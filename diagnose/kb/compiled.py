@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from diagnose import __version__, lazy_re
 from diagnose.kb import cache, catalog, loader
 from diagnose.kb.cache import cache_dir
+from diagnose.record import field, record
 
 # a fix step's placeholders: {packages.torch}, {groups.model_type}, {facts.driver_version}, {compat.T.expected}
 PLACEHOLDER = lazy_re.compile(r"\{((?:packages|groups|facts|compat)\.[\w.-]+)\}")
 
 
-@dataclass
+@record
 class CompiledSignal:
     """One signal of a rule: a regex or a fuzzy text, its weight and where it may match."""
 
@@ -38,7 +38,7 @@ class CompiledSignal:
     effect: str | None = None  # "contradict": the line argues against the rule (rank.assess)
 
 
-@dataclass
+@record
 class CompiledRule:
     """A rule file as the engine uses it (plain values; its signals compiled)."""
 
@@ -62,7 +62,7 @@ class CompiledRule:
     root: int = 0  # which rules root `path` is under (0: the shipped rules, then each --rules dir)
 
 
-@dataclass
+@record
 class KnowledgeBase:
     """Every rule, compat table and the CUDA error catalogue, as one cached object."""
 
@@ -70,6 +70,9 @@ class KnowledgeBase:
     rules: dict[str, CompiledRule]
     compat: dict[str, dict[str, Any]] = field(default_factory=dict)
     catalog: catalog.Catalog = field(default_factory=catalog.Catalog)
+    # every signal's pattern and the code's own, compiled when the cache is written (lazy_re.precompile): a
+    # run restores the few it uses instead of compiling them
+    patterns: dict[tuple[Any, int], bytes] = field(default_factory=dict, repr=False)
 
     def signals(self) -> list[tuple[CompiledRule, CompiledSignal]]:
         return [(rule, sig) for rule in self.rules.values() for sig in rule.signals]
@@ -158,19 +161,34 @@ def _stat_key(roots: list[Path], suffix: str) -> str:
     names the KB's version."""
     parts: list[str] = []
     for root in roots:
-        for folder, subdirs, files in os.walk(root):
-            subdirs.sort()
-            for name in sorted(files):
-                if name.endswith(suffix):
-                    st = os.stat(os.path.join(folder, name))
-                    parts.append(f"{os.path.relpath(os.path.join(folder, name), root)}:{st.st_size}:{st.st_mtime_ns}")
+        _stat_dir(str(root), "", suffix, parts)
         parts.append("|")
     return "\n".join(parts)
 
 
+def _stat_dir(folder: str, prefix: str, suffix: str, parts: list[str]) -> None:
+    """_stat_key's walk: the entries of `folder` by name, files before the folders under it (os.walk's order),
+    the sizes and times from scandir's stat (no path is joined or made relative twice)."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    subdirs = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):  # os.walk does not follow a link to a folder either
+            subdirs.append(entry)
+        elif entry.name.endswith(suffix):
+            st = entry.stat()
+            parts.append(f"{prefix}{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    for entry in subdirs:
+        _stat_dir(entry.path, f"{prefix}{entry.name}{os.sep}", suffix, parts)
+
+
 def _code_hash() -> str:
-    """The code that compiles the KB is part of the cache key: a changed compiler rebuilds it."""
-    return _stat_key([Path(__file__).parent], ".py")
+    """The code that compiles the KB is part of the cache key: a changed compiler rebuilds it (lazy_re included:
+    it writes the stored patterns)."""
+    st = os.stat(lazy_re.__file__)
+    return f"{_stat_key([Path(__file__).parent], '.py')}|lazy_re:{st.st_size}:{st.st_mtime_ns}"
 
 
 def _kb_version(dirs: list[Path]) -> str:
@@ -190,7 +208,9 @@ def load(extra_dirs: list[Path] | None = None, use_cache: bool = True) -> Knowle
     if not isinstance(kb, KnowledgeBase):
         kb = build(dirs)
         _relative(kb, dirs)
+        kb.patterns = lazy_re.precompile(sorted({sig.regex for _, sig in kb.signals() if sig.regex}))
         cache.write(path, kb)
+    lazy_re.use_compiled(kb.patterns)
     _resolve(kb, dirs)
     return kb
 
@@ -208,6 +228,7 @@ def _relative(kb: KnowledgeBase, dirs: list[Path]) -> None:
 
 def _resolve(kb: KnowledgeBase, dirs: list[Path]) -> None:
     """The files of this run's roots (a relative path from the cache, joined to its root)."""
-    for rule in kb.rules.values():
-        if not Path(rule.path).is_absolute() and rule.root < len(dirs):
-            rule.path = str(dirs[rule.root] / rule.path)
+    roots = [str(d) for d in dirs]
+    for rule in kb.rules.values():  # plain string joins: a Path per rule was a tenth of the KB's load
+        if rule.root < len(roots) and not os.path.isabs(rule.path):
+            rule.path = os.path.join(roots[rule.root], *rule.path.split("/"))

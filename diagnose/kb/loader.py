@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from diagnose.errors import RuleError
+from diagnose.record import record
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class RuleFile:
     """A rule file as read: its path, its data and the YAML node tree (for line numbers)."""
 
