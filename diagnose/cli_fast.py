@@ -64,10 +64,16 @@ def plan(argv: list[str]) -> dict[str, Any] | None:
 
 def main() -> None:
     """The `diagnose` command: the plain runs here, everything else through click."""
+    import gc
+
+    # start-up allocates every module's objects and the KB's, none of them garbage: the collector ran about 30
+    # times over them (a fortieth of a small log's run). cli_run.run turns it back on once the KB is loaded.
+    gc.disable()
     from diagnose.cli_errors import guarded
 
     options = guarded(lambda: plan(sys.argv[1:]))  # settings files that do not parse: the click path's one line
     if options is None:
+        gc.enable()  # click's commands include the long-running service
         from diagnose.cli import main as click_main
 
         click_main()

@@ -4,6 +4,7 @@ click) both call it, so the two cannot drift."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from typing import Any
@@ -22,6 +23,9 @@ def run(paths: list[str], fmt: str = "text", output: str | None = None, top: int
     from diagnose.cli_progress import for_terminal
 
     kb = api.load_kb(extra_rules, use_cache=not no_cache)
+    if not gc.isenabled():  # the plain path (cli_fast) started with the collector off
+        gc.freeze()  # the modules and the KB live as long as the run: later collections need not walk them
+        gc.enable()
     progress = for_terminal(quiet)  # bytes, rate, time left: on a terminal only, cleared even on Ctrl-C
     try:
         diagnosis = api.diagnose(paths, kb=kb, progress=progress)
