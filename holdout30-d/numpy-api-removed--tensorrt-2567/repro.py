@@ -1,0 +1,2 @@
+import tensorrt
+tensorrt.nptype(tensorrt.DataType.HALF)
