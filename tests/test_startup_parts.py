@@ -145,3 +145,4 @@ def test_the_early_exit_flushes_and_keeps_exit_codes(tmp_path: Path) -> None:
     done = subprocess.run(f"'{Path(sys.executable).with_name('diagnose')}' --format json '{CRASH}' > '{out}'",
                           shell=True, timeout=120, env={"DIAGNOSE_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 1 and out.read_text().rstrip().endswith("}")
+

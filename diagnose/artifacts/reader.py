@@ -288,6 +288,7 @@ class TextSource:
                 if last >= n_lines:
                     carry, carry_more = max(carry, last - n_lines + 1), more
             base += n_lines
+            self.consumed += len(chunk)
             self._chunk_done(base)
             if self.progress is not None:
                 done += len(chunk)
@@ -317,6 +318,7 @@ class TextSource:
         self._replaced = 0
         self._cut_lines: list[int] = []
         self._lines_done = 0  # lines of the chunks already handed out (for the numbers of cut lines)
+        self.consumed = 0  # bytes of the chunks already handed out, the lines the prefilter skipped included
         self._chunks_split = self._chunks_done = 0  # chunks _split has yielded; chunks handed out
         self._cut_after: list[int] = []  # cut lines found past chunks read ahead: the count of chunks before each
 
