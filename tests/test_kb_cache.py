@@ -87,3 +87,25 @@ def test_the_cache_lives_where_the_platform_keeps_caches(monkeypatch, tmp_path: 
     assert cache.cache_dir() == tmp_path / "Library" / "Caches" / "diagnose"
     monkeypatch.setattr(sys, "platform", "win32")
     assert cache.cache_dir() == tmp_path / "local" / "diagnose" / "Cache"
+
+
+def test_prefilter_databases_are_pruned_like_the_kbs(tmp_path: Path) -> None:
+    """Each KB compiles its own Hyperscan databases; only the most recently used few stay, per kind, and the other
+    kinds' files (a prefix of theirs) are not touched."""
+    from diagnose.artifacts.prefilter import prune_databases
+    from diagnose.kb import cache
+
+    def made(name: str, n: int, age: int) -> Path:
+        db = tmp_path / f"{name}-{n:024x}.db"
+        db.write_bytes(b"db")
+        db.with_suffix(".slow").write_text("")
+        os.utime(db, (1_000_000 + age, 1_000_000 + age))
+        return db
+
+    hs = [made("hs", n, age=n) for n in range(cache.KEEP + 3)]
+    lines = [made("hs-lines", n, age=0) for n in range(cache.KEEP + 2)]
+    prune_databases(tmp_path, "hs")
+    kept = sorted(p.name for p in tmp_path.glob("hs-0*.db"))
+    assert kept == sorted(p.name for p in hs[-cache.KEEP:])  # the newest, by use
+    assert not hs[0].with_suffix(".slow").exists() and hs[-1].with_suffix(".slow").exists()
+    assert all(p.exists() for p in lines)  # another kind of database: not this call's to prune

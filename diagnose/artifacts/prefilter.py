@@ -447,7 +447,9 @@ def compile_database(
     left_path = cache_dir / f"{name}-{key}.slow" if cache_dir else None
     if db_path and left_path and db_path.exists() and left_path.exists():
         try:
-            return _load(hyperscan, db_path.read_bytes()), [int(x) for x in left_path.read_text().split()]
+            loaded = _load(hyperscan, db_path.read_bytes()), [int(x) for x in left_path.read_text().split()]
+            os.utime(db_path)  # the newest use counts: the databases of the KBs in use are the ones kept
+            return loaded
         except Exception:  # a stale or foreign cache: rebuild it
             pass
     usable, left = [], []
@@ -467,9 +469,26 @@ def compile_database(
             db_path.parent.mkdir(parents=True, exist_ok=True)
             db_path.write_bytes(hyperscan.dumpb(db))
             left_path.write_text(" ".join(map(str, left)))
+            prune_databases(db_path.parent, name)
         except OSError:
             pass  # a read-only cache: compile again next time
     return db, left
+
+
+def prune_databases(folder: Path, name: str, keep: int = cache.KEEP) -> None:
+    """Keep the `keep` most recently used `name` databases (one per KB, 1 to 5 MB each), as the KB cache keeps its
+    KBs: every rule change used to leave its databases behind for good."""
+    found = sorted(folder.glob(f"{name}-{'[0-9a-f]' * 24}.db"), key=_db_mtime, reverse=True)
+    for stale in found[keep:]:
+        stale.unlink(missing_ok=True)
+        stale.with_suffix(".slow").unlink(missing_ok=True)
+
+
+def _db_mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def hyperscan_module() -> Any:
