@@ -87,6 +87,8 @@ def _process(cls: Any, eq: bool) -> Any:
         value = cls.__dict__.get(name, MISSING)
         spec = value if isinstance(value, Field) else Field(default=value)
         spec.name = name
+        if isinstance(spec.default, (list, dict, set)):  # one object shared by every instance: as dataclasses, refuse
+            raise ValueError(f"mutable default {type(spec.default)} for field {name} is not allowed: use default_factory")
         if isinstance(value, Field):  # the class keeps a plain default, as with dataclasses
             if spec.default is MISSING:
                 delattr(cls, name)

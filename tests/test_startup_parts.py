@@ -69,6 +69,11 @@ def test_record_post_init_and_order_checks() -> None:
 
     assert Counted(3).double == 6
     assert record.replace(Counted(3), n=4).double == 8
+    with pytest.raises(ValueError, match="mutable default"):
+        @record.record
+        class Shared:
+            items: list[int] = []  # noqa: RUF012
+
     with pytest.raises(TypeError, match="non-default argument"):
         @record.record
         class Bad:
