@@ -25,7 +25,7 @@ IMPORT_TO_DIST = {"flashinfer": "flashinfer-python", "cv2": "opencv-python", "ya
 
 
 def load_kb(extra_rules: Iterable[str | Path] = (), use_cache: bool = True) -> KnowledgeBase:
-    return compiled.load([Path(p) for p in extra_rules], use_cache=use_cache)
+    return compiled.load([Path(p) for p in extra_rules], use_cache=use_cache, derived=prefilter.derived_patterns)
 
 
 def diagnose(

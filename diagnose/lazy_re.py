@@ -99,14 +99,14 @@ def use_compiled(store: dict[Key, bytes]) -> None:
         _stored = {**_stored, **store}
 
 
-def precompile(signals: list[Any]) -> dict[Key, bytes]:
-    """Each signal pattern (`regex`, flags 0) and each of the code's own patterns, compiled and kept in a form a
-    later run loads without compiling. A pattern that does not compile is left out (it fails where it is
-    used, as it would have)."""
+def precompile(signals: list[Any], derived: list[Key] | None = None) -> dict[Key, bytes]:
+    """Each signal pattern (`regex`, flags 0), each of `derived` (patterns the code builds from the signals) and
+    each of the code's own patterns, compiled and kept in a form a later run loads without compiling. A pattern
+    that does not compile is left out (it fails where it is used, as it would have)."""
     import regex
 
     store: dict[Key, bytes] = {}
-    for key in [("regex", p, 0) for p in signals] + _code_patterns:
+    for key in [("regex", p, 0) for p in signals] + list(derived or []) + _code_patterns:
         if key in store:
             continue
         kind, pattern, flags = key

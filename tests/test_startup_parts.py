@@ -151,3 +151,17 @@ def test_the_early_exit_flushes_and_keeps_exit_codes(tmp_path: Path) -> None:
                           shell=True, timeout=120, env={"DIAGNOSE_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 1 and out.read_text().rstrip().endswith("}")
 
+
+
+def test_the_no_hyperscan_patterns_are_stored_with_the_kb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without Hyperscan (aarch64 hosts) a small log's line filter is one alternation of every signal: about a
+    second to compile on every run, unless the KB cache holds it compiled."""
+    from diagnose.artifacts import prefilter
+
+    store = _store(tmp_path, monkeypatch)
+    kb = api.load_kb(use_cache=True)
+    signals = [s.regex for _, s in kb.signals() if s.regex]
+    derived = prefilter.derived_patterns(signals)
+    assert all(key in store for key in derived)
+    line_filter = lazy_re._restore(derived[0])
+    assert line_filter is not None and line_filter.search("RuntimeError: CUDA error: device-side assert triggered")

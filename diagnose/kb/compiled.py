@@ -195,8 +195,10 @@ def _kb_version(dirs: list[Path]) -> str:
     return f"{__version__}+{_content_hash(dirs)[:10]}"
 
 
-def load(extra_dirs: list[Path] | None = None, use_cache: bool = True) -> KnowledgeBase:
-    """The KB from the shipped rules plus `extra_dirs`, from the cache when it is current."""
+def load(extra_dirs: list[Path] | None = None, use_cache: bool = True,
+         derived: Any = None) -> KnowledgeBase:
+    """The KB from the shipped rules plus `extra_dirs`, from the cache when it is current. `derived(kb)`: the
+    patterns other layers build from the signals (lazy_re keys), stored compiled with them."""
     import regex
 
     dirs = [loader.default_rules_dir(), *(extra_dirs or [])]
@@ -208,7 +210,8 @@ def load(extra_dirs: list[Path] | None = None, use_cache: bool = True) -> Knowle
     if not isinstance(kb, KnowledgeBase):
         kb = build(dirs)
         _relative(kb, dirs)
-        kb.patterns = lazy_re.precompile(sorted({sig.regex for _, sig in kb.signals() if sig.regex}))
+        signals = sorted({sig.regex for _, sig in kb.signals() if sig.regex})
+        kb.patterns = lazy_re.precompile(signals, derived(signals) if derived else [])
         cache.write(path, kb)
     lazy_re.use_compiled(kb.patterns)
     _resolve(kb, dirs)
