@@ -43,7 +43,7 @@ def _sre() -> Any:
 def _re_parts(pattern: Any, flags: int) -> tuple[Any, ...]:
     """What `re`'s compiler passes to `_sre.compile` after `pattern` (the parse and the code)."""
     try:
-        from re import _compiler, _parser  # Python 3.11 and later
+        from re import _compiler, _parser  # type: ignore[attr-defined]  # Python 3.11 and later
     except ImportError:  # pragma: no cover - Python 3.10
         import sre_compile as _compiler  # type: ignore[no-redef]
         import sre_parse as _parser  # type: ignore[no-redef]

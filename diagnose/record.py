@@ -127,7 +127,7 @@ def _process(cls: Any, eq: bool) -> Any:
             setattr(cls, name, method)
     if eq and "__hash__" not in cls.__dict__:
         cls.__hash__ = None
-    cls.__match_args__ = tuple(fields)
+    setattr(cls, "__match_args__", tuple(fields))  # noqa: B010 - mypy reads a direct assignment as a redefinition
     return cls
 
 

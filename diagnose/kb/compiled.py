@@ -72,7 +72,7 @@ class KnowledgeBase:
     catalog: catalog.Catalog = field(default_factory=catalog.Catalog)
     # every signal's pattern and the code's own, compiled when the cache is written (lazy_re.precompile): a
     # run restores the few it uses instead of compiling them
-    patterns: dict[tuple[Any, int], bytes] = field(default_factory=dict, repr=False)
+    patterns: dict[tuple[str, Any, int], bytes] = field(default_factory=dict, repr=False)
 
     def signals(self) -> list[tuple[CompiledRule, CompiledSignal]]:
         return [(rule, sig) for rule in self.rules.values() for sig in rule.signals]
