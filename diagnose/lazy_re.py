@@ -18,6 +18,7 @@ pattern not stored, or one that does not load, is compiled as before.
 
 from __future__ import annotations
 
+import _sre  # re's own engine, loaded with re anyway
 import pickle
 import re
 from typing import Any
@@ -28,16 +29,6 @@ _BOUND = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", 
 Key = tuple[str, Any, int]  # ("re" or "regex", pattern, flags)
 _stored: dict[Key, bytes] = {}  # compiled forms from the KB cache (use_compiled)
 _code_patterns: list[Key] = []  # the code's own patterns (`compile`, `remember`): precompile stores them
-
-
-def _flags(flags: Any) -> int:
-    return int(flags)
-
-
-def _sre() -> Any:
-    import _sre
-
-    return _sre
 
 
 def _re_parts(pattern: Any, flags: int) -> tuple[Any, ...]:
@@ -53,7 +44,7 @@ def _re_parts(pattern: Any, flags: int) -> tuple[Any, ...]:
     names = [None] * state.groups
     for name, index in state.groupdict.items():
         names[index] = name
-    return (_sre().MAGIC, flags | state.flags, code, state.groups - 1, dict(state.groupdict), tuple(names))
+    return (_sre.MAGIC, flags | state.flags, code, state.groups - 1, dict(state.groupdict), tuple(names))
 
 
 def _restore(key: Key) -> Any:
@@ -64,20 +55,20 @@ def _restore(key: Key) -> Any:
         if key[0] == "regex":
             return pickle.loads(blob)
         magic, *parts = pickle.loads(blob)
-        return _sre().compile(key[1], *parts) if magic == _sre().MAGIC else None
+        return _sre.compile(key[1], *parts) if magic == _sre.MAGIC else None
     except Exception:  # noqa: BLE001 - a stored form that does not load is compiled anew
         return None
 
 
 def re_compile(pattern: Any, flags: int = 0) -> Any:
     """`re.compile(pattern, flags)`, restored from the KB cache where it has the pattern."""
-    got = _restore(("re", pattern, _flags(flags)))
+    got = _restore(("re", pattern, int(flags)))
     return got if got is not None else re.compile(pattern, flags)
 
 
 def regex_compile(pattern: Any, flags: int = 0) -> Any:
     """`regex.compile(pattern, flags)`, restored from the KB cache where it has the pattern."""
-    got = _restore(("regex", pattern, _flags(flags)))
+    got = _restore(("regex", pattern, int(flags)))
     if got is not None:
         return got
     import regex
@@ -87,7 +78,7 @@ def regex_compile(pattern: Any, flags: int = 0) -> Any:
 
 def remember(pattern: Any, flags: int = 0, module: Any = re) -> None:
     """A pattern the code compiles with `re_compile` / `regex_compile` (not `compile`): stored with the KB too."""
-    _code_patterns.append(("re" if module is re else "regex", pattern, _flags(flags)))
+    _code_patterns.append(("re" if module is re else "regex", pattern, int(flags)))
 
 
 def use_compiled(store: dict[Key, bytes]) -> None:
@@ -115,7 +106,7 @@ def precompile(signals: list[Any], derived: list[Key] | None = None) -> dict[Key
                 store[key] = pickle.dumps(regex.compile(pattern, flags), protocol=pickle.HIGHEST_PROTOCOL)
                 continue
             parts = _re_parts(pattern, flags)
-            restored = _sre().compile(pattern, *parts[1:])
+            restored = _sre.compile(pattern, *parts[1:])
             plain = re.compile(pattern, flags)
             if (restored.flags, restored.groups, restored.groupindex) == (plain.flags, plain.groups, plain.groupindex):
                 store[key] = pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)

@@ -97,7 +97,7 @@ def _process(cls: Any, eq: bool) -> Any:
         fields[name] = spec
     setattr(cls, FIELDS, fields)
 
-    scope: dict[str, Any] = {"MISSING": MISSING, "cls": cls}
+    scope: dict[str, Any] = {"MISSING": MISSING}
     params, body, defaulted = [], [], False
     for f in fields.values():
         if f.default is not MISSING or f.default_factory is not MISSING:
@@ -114,7 +114,7 @@ def _process(cls: Any, eq: bool) -> Any:
         else:
             params.append(f.name)
         body.append(f"  self.{f.name} = {f.name}")
-    if "__post_init__" in cls.__dict__ or any("__post_init__" in vars(b) for b in cls.__mro__[1:-1]):
+    if hasattr(cls, "__post_init__"):
         body.append("  self.__post_init__()")
     source = [f"def __init__(self, {', '.join(params)}):", *(body or ["  pass"])]
     exec("\n".join(source), scope)  # noqa: S102 - our own source text, built from the class's field names

@@ -328,7 +328,7 @@ class LineFilter:
         self._fallback_error = lazy_re.regex_compile(error_pattern)
         self._leftover: list[Any] = []  # signals Hyperscan cannot take, checked one by one
         if hyperscan_module() is None:
-            joined = "|".join(_scoped(p) for p in self.signal_patterns)
+            joined = alternation(self.signal_patterns)
             self._fallback_signal = lazy_re.regex_compile(joined) if joined else None
             return
         self._build(cache_dir)
@@ -433,8 +433,13 @@ def derived_patterns(signal_patterns: list[str]) -> list[tuple[str, Any, int]]:
     MULTILINE forms of the signals and the structure patterns."""
     ordered = sorted(set(signal_patterns))
     multiline = int(regex.MULTILINE)
-    return [("regex", "|".join(_scoped(p) for p in ordered), 0), *(("regex", p, multiline) for p in ordered),
+    return [("regex", alternation(ordered), 0), *(("regex", p, multiline) for p in ordered),
             *(("regex", p, multiline) for p, _ in STRUCTURE)]
+
+
+def alternation(ordered: list[str]) -> str:
+    """LineFilter's one pattern for "any signal may match" without Hyperscan (the KB cache stores it compiled)."""
+    return "|".join(_scoped(p) for p in ordered)
 
 
 def _scoped(pattern: str) -> str:
@@ -479,26 +484,17 @@ def compile_database(
             db_path.parent.mkdir(parents=True, exist_ok=True)
             db_path.write_bytes(hyperscan.dumpb(db))
             left_path.write_text(" ".join(map(str, left)))
-            prune_databases(db_path.parent, name)
+            prune_databases(db_path.parent, name, db_path)
         except OSError:
             pass  # a read-only cache: compile again next time
     return db, left
 
 
-def prune_databases(folder: Path, name: str, keep: int = cache.KEEP) -> None:
-    """Keep the `keep` most recently used `name` databases (one per KB, 1 to 5 MB each), as the KB cache keeps its
-    KBs: every rule change used to leave its databases behind for good."""
-    found = sorted(folder.glob(f"{name}-{'[0-9a-f]' * 24}.db"), key=_db_mtime, reverse=True)
-    for stale in found[keep:]:
-        stale.unlink(missing_ok=True)
-        stale.with_suffix(".slow").unlink(missing_ok=True)
-
-
-def _db_mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
+def prune_databases(folder: Path, name: str, current: Path | None = None) -> None:
+    """Keep the most recently used `name` databases (one per KB, 1 to 5 MB each) as the KB cache keeps its KBs:
+    every rule change used to leave its databases behind for good. The key's 24 hex digits keep another kind's
+    files (`hs-lines-...` beside `hs-...`) out of the pattern."""
+    cache.prune(folder, f"{name}-{'[0-9a-f]' * 24}.db", cache.KEEP, current, companions=(".slow",))
 
 
 def hyperscan_module() -> Any:

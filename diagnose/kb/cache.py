@@ -57,12 +57,20 @@ def write(path: Path, obj: Any, pattern: str = "kb-*.pickle", keep: int = KEEP) 
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
-        files = sorted(path.parent.glob(pattern), key=_mtime, reverse=True)
-        for stale in files[keep:]:
-            if stale != path:
-                stale.unlink(missing_ok=True)
+        prune(path.parent, pattern, keep, path)
     except OSError:
         pass  # a read-only home is fine: we just rebuild next time
+
+
+def prune(folder: Path, pattern: str, keep: int = KEEP, current: Path | None = None,
+          companions: tuple[str, ...] = ()) -> None:
+    """Keep the `keep` most recently used files of `folder` matching `pattern` (and `current`, just written); a
+    dropped file's `companions` (other suffixes of the same name) go with it."""
+    for stale in sorted(folder.glob(pattern), key=_mtime, reverse=True)[keep:]:
+        if stale != current:
+            stale.unlink(missing_ok=True)
+            for suffix in companions:
+                stale.with_suffix(suffix).unlink(missing_ok=True)
 
 
 def _mtime(path: Path) -> float:

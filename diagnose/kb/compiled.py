@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ class KnowledgeBase:
     catalog: catalog.Catalog = field(default_factory=catalog.Catalog)
     # every signal's pattern and the code's own, compiled when the cache is written (lazy_re.precompile): a
     # run restores the few it uses instead of compiling them
-    patterns: dict[tuple[str, Any, int], bytes] = field(default_factory=dict, repr=False)
+    patterns: dict[lazy_re.Key, bytes] = field(default_factory=dict, repr=False)
 
     def signals(self) -> list[tuple[CompiledRule, CompiledSignal]]:
         return [(rule, sig) for rule in self.rules.values() for sig in rule.signals]
@@ -196,9 +197,9 @@ def _kb_version(dirs: list[Path]) -> str:
 
 
 def load(extra_dirs: list[Path] | None = None, use_cache: bool = True,
-         derived: Any = None) -> KnowledgeBase:
-    """The KB from the shipped rules plus `extra_dirs`, from the cache when it is current. `derived(kb)`: the
-    patterns other layers build from the signals (lazy_re keys), stored compiled with them."""
+         derived: Callable[[list[str]], list[lazy_re.Key]] | None = None) -> KnowledgeBase:
+    """The KB from the shipped rules plus `extra_dirs`, from the cache when it is current. `derived(signals)`: the
+    patterns other layers build from the signal patterns (lazy_re keys), stored compiled with them."""
     import regex
 
     dirs = [loader.default_rules_dir(), *(extra_dirs or [])]
