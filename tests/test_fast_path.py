@@ -360,3 +360,71 @@ def test_a_helper_killed_while_it_holds_the_claim_lock_does_not_hang_the_reader(
     monkeypatch.setattr(reader, "_helper_main", dies_holding_the_lock)
     assert summary(api.diagnose([str(log)], kb=kb))[0] == every_line[0]
     assert helpers[-1].alive is False and helpers[-1].used == 0
+
+
+def _inputs(diagnosis):
+    return [(i.source, i.kind, i.lines, i.first_line) for i in diagnosis.inputs]
+
+
+TRACEBACKS = [c for c in CASES if any(b"Traceback (most recent call last)" in open(p, "rb").read() for p in c.artifacts())]
+
+
+@pytest.mark.parametrize("case", TRACEBACKS[::3], ids=lambda c: c.name)
+def test_a_tracebacks_code_lines_counted_without_being_handed_out_change_nothing(case, kb, monkeypatch):
+    """Inside a traceback the block reader hands its code and ^~~ marker lines to sniff's `filler`, which counts
+    them as `feed` would: the findings, the evidence, the unexplained errors and every input's parts and line counts
+    are those of handing every selected line out."""
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    absorbed = []
+    original = sniff._Scanner.filler
+
+    def filler(self, lineno, raw, template):
+        took = original(self, lineno, raw, template)
+        absorbed.append(took)
+        return took
+
+    monkeypatch.setattr(sniff._Scanner, "filler", filler)
+    with_filler = api.diagnose(case.artifacts(), kb=kb)
+    monkeypatch.setattr(sniff._Scanner, "filler", lambda self, lineno, raw, template: False)
+    without = api.diagnose(case.artifacts(), kb=kb)
+    assert summary(with_filler) == summary(without)
+    assert _inputs(with_filler) == _inputs(without)
+
+
+def test_a_traceback_repeated_in_a_crash_loop_has_its_code_lines_counted_not_handed_out(kb, monkeypatch, tmp_path):
+    # a real traceback (a fixture's), repeated as a crash loop repeats it: from its second time on, its code and
+    # marker lines are of known templates, and sniff counts them without the matcher seeing them again
+    text = open(FIXTURES / "accelerate-missing--qwen3-173" / "traceback.log", "rb").read()
+    log = tmp_path / "loop.log"
+    log.write_bytes(text * 40)
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    fed = []
+    original = sniff._Scanner.feed
+    monkeypatch.setattr(sniff._Scanner, "feed", lambda self, lineno, raw: fed.append(lineno) or original(self, lineno, raw))
+    looped = api.diagnose([str(log)], kb=kb)
+    once = api.diagnose([str(FIXTURES / "accelerate-missing--qwen3-173" / "traceback.log")], kb=kb)
+    assert [f.rule_id for f in looped.findings] == [f.rule_id for f in once.findings]
+    assert sum(i.lines for i in looped.inputs) == text.count(b"\n") * 40
+    code = sum(1 for line in text.splitlines() if line.startswith(b"    ") and b'File "' not in line)
+    assert code >= 3, "the fixture's traceback has too few code lines"
+    assert len(fed) < (text.count(b"\n") - code) * 40
+
+
+def test_a_structure_open_at_a_chunks_end_carries_its_own_rule_into_the_next(kb, monkeypatch, tmp_path):
+    """A traceback still open where a chunk ends goes on being read in the next chunk only as long as the traceback
+    does, even when a frame's short plain context also runs past the chunk: folding the two into one let the frame's
+    rule-less count carry the traceback's 2000 context lines whole into the next chunk."""
+    tb = open(FIXTURES / "accelerate-missing--qwen3-173" / "traceback.log", "rb").read().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(tb) if b"Traceback (most recent" in line)
+    frames = [line for line in tb[start:] if line.strip()][:5]  # the Traceback line and its first frames
+    quiet = [b"INFO 05-01 10:00:%02d loader: step %d done\n" % (i % 60, i) for i in range(3000)]
+    monkeypatch.setattr(reader, "SMALL_INPUT", 0)
+    monkeypatch.setattr(reader, "BLOCK", 4096)
+    head = b"".join(quiet[:200])
+    log = tmp_path / "cut.log"
+    # the chunk (4096 bytes) ends just after the first frames: the traceback and a frame's context both run past it
+    log.write_bytes(head[:4096 - sum(map(len, frames))].rsplit(b"\n", 1)[0] + b"\n" + b"".join(frames) + b"".join(quiet))
+    diagnosis = api.diagnose([str(log)], kb=kb)
+    note = next(n for i in diagnosis.inputs for n in i.notes if n.startswith("large input"))
+    selected = int(re.search(r"(\d+) selected", note)[1])
+    assert selected < 50, note

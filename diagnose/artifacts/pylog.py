@@ -38,7 +38,7 @@ HEX = regex.compile(rb"0x[0-9a-fA-F]+")
 HEX_LETTERS = bytes.maketrans(b"abcdefABCDEF", b"000000000000")
 
 
-def _hex(m: regex.Match[bytes]) -> bytes:
+def hex_masked(m: regex.Match[bytes]) -> bytes:
     return m[0].translate(HEX_LETTERS)
 
 
@@ -50,7 +50,7 @@ def template(text: str) -> str:
     # any line (a Chinese-locale syslog's every line is non-ASCII: str.translate cost 60 us a line there)
     masked = text.encode("utf-8", "surrogatepass").translate(BYTES_TEMPLATE)
     if b"0x" in masked:
-        masked = HEX.sub(_hex, masked)
+        masked = HEX.sub(hex_masked, masked)
     return masked.decode("utf-8", "surrogatepass")
 
 
@@ -116,6 +116,13 @@ class TracebackTracker:
             return
         self._after_frame += 1
         if is_exception_line(text.split("] ", 1)[-1]) or self._after_frame > TAIL_AFTER_FRAME:
+            self._run_broken = True
+
+    def body_line(self) -> None:
+        """What `feed` does with a nonblank line inside a traceback that is neither a frame nor an exception line:
+        one more line since the last frame (the reader hands such lines to sniff's `filler`, not to `feed`)."""
+        self._after_frame += 1
+        if self._after_frame > TAIL_AFTER_FRAME:
             self._run_broken = True
 
     def _keep_bounded(self, tb: Traceback) -> None:

@@ -139,6 +139,9 @@ class TextSource:
     # template (and patterns hit) `fold` said yes to before, anywhere in the input, is skipped while this is the kind
     # that line had (a kernel log's or a server's lines recur between other lines, not only in runs)
     quiet: Callable[[], str | None] | None = None
+    # ... and asked about a context line the prefilter hit nothing on (line number, bytes, bytes with digits masked):
+    # True when it counted the line itself (a traceback's code and marker lines), so it is not handed out
+    filler: Callable[[int, bytes, bytes], bool] | None = None
     folded: int = 0
     progress: Callable[[str, int, int | None], None] | None = None  # (name, bytes read, size)
 
@@ -224,7 +227,7 @@ class TextSource:
 
     def _selected(self, blocks: Iterator[bytes], prefilter: Any, helper: _ScanHelper | None) -> Iterator[tuple[int, str]]:
         base = 0  # lines before this chunk
-        carry, carry_more = 0, None  # context lines still owed from the previous chunk, and their prefixes
+        owed: list[tuple[int, Any]] = []  # context lines still owed from the previous chunk, each with its rule
         done = 0
         selected = 0
         stage = _Stage(prefilter)
@@ -232,16 +235,16 @@ class TextSource:
         chunks = self._split(blocks)
         staged = helper.staged(chunks, stage) if helper is not None else ((chunk, stage(chunk)) for chunk in chunks)
         for chunk, (pids_by_line, ranges, n_lines, runs, starts) in staged:
-            if carry:
-                ranges.insert(0, (0, 0, carry - 1, carry_more))
+            if owed:
+                ranges[:0] = [(0, 0, n - 1, rule) for n, rule in _owed(owed)]
             run_pids = RunPids(pids_by_line, runs, prefilter.digit_ids) if runs and starts is not None else None
             if run_pids is not None:
                 ranges += run_pids.ranges(starts)
             lookup: Any = run_pids or pids_by_line
             self.line_hints = LineHints(base + 1, lookup, prefilter.line_hint)
-            carry, carry_more = 0, None
+            owed = []
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
-            fold, quiet = self.fold, self.quiet
+            fold, quiet, filler = self.fold, self.quiet, self.filler
             shape, shape_at, shape_pids = None, -2, None  # the last line handed out: its template, index, patterns
             folding = False  # fold() said yes since that line: nothing was handed out since, so it still holds
             for start, first, last, more in sorted(ranges, key=lambda r: r[1]):
@@ -260,6 +263,11 @@ class TextSource:
                         # ASCII and short: decoding and cutting it would add no note that the last one did not
                         template = raw.translate(pylog.BYTES_TEMPLATE)
                         pids = lookup.get(index)
+                        if pids is None and filler is not None \
+                                and filler(base + index + 1, raw, template):
+                            folding, shape, shape_at = False, None, -2
+                            offset, index = nl + 1, index + 1
+                            continue
                         if index == shape_at + 1 and template == shape and pids == shape_pids and (folding or fold()) or (
                                 (known := inert.get(template)) is not None and known[0] == pids and quiet is not None
                                 and quiet() == known[1]):  # or a template seen inert before, elsewhere in the input
@@ -286,7 +294,7 @@ class TextSource:
                     offset, index = nl + 1, index + 1
                 covered, next_offset = index - 1, offset
                 if last >= n_lines:
-                    carry, carry_more = max(carry, last - n_lines + 1), more
+                    owed.append((last - n_lines + 1, more.rule if type(more) is _Walked else more))
             base += n_lines
             self.consumed += len(chunk)
             self._chunk_done(base)
@@ -385,7 +393,10 @@ class _Stage:
         # one pass over the chunk counts its lines: up to the last hit above, the rest here
         n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
         self.dense = reduced is not None or len(pids_by_line) * 4 >= n_lines
-        return pids_by_line, ranges, n_lines, runs, starts
+        # the runs' ranges (which the reader adds) hand lines out too: a structure that starts inside one reads on after it
+        runs_ranges = [(starts[first], first, last, None) for first, last in runs
+                       if pids_by_line.get(first, set()) - prefilter.digit_ids] if runs and starts is not None else []
+        return pids_by_line, _resolve(chunk, ranges, n_lines, runs_ranges), n_lines, runs, starts
 
 
 class _ScanHelper:
@@ -598,6 +609,67 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+class _Walked:
+    """The rule of a range that runs past its chunk, already read over the chunk's lines (by `_resolve`): it ends
+    none of them again, and goes on reading the next chunk's lines in the state those left it in."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule: Any) -> None:
+        self.rule = rule
+
+    @staticmethod
+    def ends(raw: bytes) -> bool:
+        return False
+
+
+def _resolve(chunk: bytes, ranges: list[tuple[int, int, int, Any]], n_lines: int, also: list[tuple[int, int, int, Any]]
+             ) -> list[tuple[int, int, int, Any]]:
+    """Each range's last line, its structure's rule read line by line (where a traceback or a table ends), worked out
+    with the rest of the chunk's prefilter work (by the helper process, for the chunks it scans) rather than as the
+    lines are handed out: a range comes back with no rule, or, when it runs past the chunk, with its rule `_Walked`.
+    As the reader hands lines out, a range that starts among lines already handed out (by `ranges` or the runs'
+    ranges `also`, which the reader adds) reads on from the first line after them, so each line is read once."""
+    out: list[tuple[int, int, int, Any]] = []
+    covered, next_offset = -1, 0  # the last line handed out so far, and where the next starts (-1: not known here)
+    marked = [(r, True) for r in ranges] + [(r, False) for r in also] if also else [(r, True) for r in ranges]
+    for (start, first, last, rule), own in sorted(marked, key=lambda m: m[0][1]):
+        if rule is None:
+            if last > covered:
+                covered, next_offset = min(last, n_lines - 1), -1
+        elif last > covered:
+            if first > covered:
+                offset, index = start, first
+            else:  # it starts among lines handed out already: it reads on from the first after them
+                offset, index = next_offset, covered + 1
+                if offset < 0:
+                    offset = start
+                    for _ in range(covered + 1 - first):
+                        offset = chunk.find(b"\n", offset) + 1
+            while index <= last and index < n_lines:
+                nl = chunk.find(b"\n", offset)
+                if index > first and _ends(rule, chunk[offset:] if nl < 0 else chunk[offset:nl]):
+                    last = index - 1  # the structure ended here, as its parser will see
+                    break
+                offset, index = nl + 1, index + 1
+            covered, next_offset = index - 1, offset
+        if own:
+            out.append((start, first, last, _Walked(rule) if rule is not None and last >= n_lines else None))
+    return out
+
+
+MAX_OWED = 4  # ranges with a rule carried into the next chunk (a crafted input opens a traceback on every line)
+
+
+def _owed(owed: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """The context owed to the next chunk, one range per structure still open (its rule goes on reading) and one for
+    the plain contexts (the longest): folding them into one, as before, let a plain context's rule-less count carry a
+    traceback's 2000 lines whole into the next chunk."""
+    plain = max((n for n, rule in owed if rule is None), default=0)
+    ruled = [(n, rule) for n, rule in owed if rule is not None][-MAX_OWED:]
+    return ruled + [(plain, None)] if plain else ruled
 
 
 def _ends(rule: Any, raw: bytes) -> bool:

@@ -102,6 +102,7 @@ MAX_NOTED_SEGMENTS = 20  # else on its first: the output stays linear in the inp
 TIME_BUDGET_S = 20.0  # seconds one input may take to read, plus TIME_PER_MB_S per MiB of its lines
 TIME_PER_MB_S = 1.0
 
+FILLER_START = (b" ", b"\t", b"^", b"~")  # how a traceback's code and marker lines start under its prefix
 PLAIN_TEMPLATES = 4096  # templates remembered per input (the set starts over past it)
 HINTS = lazy_re.compile("|".join(re.escape(h) for spec in BLOCKS.values() for h in spec.hint))
 # each block's hints as one search, so that a line with a common hint word ("index", "GPU") costs one C-level
@@ -137,6 +138,8 @@ class _Scanner:
         self._fell_through = False  # the last line's kind came from the traceback tracker alone
         self._plain = False  # the last line was of a known plain template (see _parse)
         self._inert = False  # ... and nothing downstream recorded anything for it (see unchanged)
+        self._prefix_bytes: dict[str, bytes] = {}  # traceback prefixes as bytes (see filler)
+        self._filler_keys: dict[bytes, str] = {}  # a line's masked bytes -> its template, or "" for an exception line
 
     # --- segments -------------------------------------------------------------------
     def _count(self, lineno: int, kind: str, blank: bool) -> None:
@@ -252,6 +255,53 @@ class _Scanner:
         self.result.lines = lineno
         self._inert = self.on_line(lineno, kind, text, self.source.line_hints) is True and self._plain
 
+    def filler(self, lineno: int, raw: bytes, template: bytes) -> bool:
+        """A context line the block prefilter hit nothing on (`raw`, ASCII, and its bytes with digits masked): when it
+        is a line inside a traceback before its exception line that only the tracker needs (indented or a ^~~ marker
+        under the traceback's prefix, of a known plain template, no frame, exception, package path or `Traceback`),
+        it is counted here exactly as `feed` would count it, and True says the reader need not hand it out. Most lines
+        of a traceback are such code and marker lines, and handing each out cost more than the rest of the line's work."""
+        tb = self.tracker.current
+        if tb is None or tb.exception_line is not None or self.block is not None or self.heading is not None:
+            return False
+        if b'File "' in raw or b"-packages" in raw or b"Traceback" in raw or b"No module named" in raw \
+                or b"\x1b" in raw or raw.startswith(b"### "):
+            return False  # a frame (the tracker and the matcher record it), a new traceback, an issue form's heading
+        prefix = self._prefix_bytes.get(tb.prefix)
+        if prefix is None:
+            prefix = self._prefix_bytes[tb.prefix] = tb.prefix.encode("utf-8", "surrogatepass")
+        if prefix:
+            if not raw.startswith(prefix):
+                return False  # the tracker may still read it as prefixed (its digits aside): feed decides
+            first = raw[len(prefix):len(prefix) + 1]
+        else:
+            first = raw[:1]
+        if first not in FILLER_START:
+            return False  # the exception line, or a line the tracker reads as one
+        key = self._filler_keys.get(template)
+        if key is None:
+            masked = template.rstrip(b"\r")
+            if b"0x" in masked:
+                masked = pylog.HEX.sub(pylog.hex_masked, masked)
+            text = raw.decode("ascii").rstrip("\r")
+            # an exception-like line (`ValueError: ...` indented in a chained message) breaks the run of frames and is
+            # an error line for the matcher: never a filler
+            exception = pylog.is_exception_line(text) or pylog.is_exception_line(text.split("] ", 1)[-1])
+            if len(self._filler_keys) >= PLAIN_TEMPLATES:
+                self._filler_keys.clear()
+            key = self._filler_keys[template] = "" if exception else masked.decode("ascii")
+        if not key or key not in self.plain:
+            return False
+        if self.source.folded:
+            self._count_folded()
+        nonblank = bool(raw.strip())
+        if nonblank:
+            self.tracker.body_line()
+        self._count(lineno, "traceback", not nonblank)
+        self.result.lines = lineno
+        self._plain = self._inert = True  # a plain template, and the matcher records nothing for a line without hits
+        return True
+
     def unchanged(self) -> bool:
         """Would the line just fed, given again (its digits aside), change nothing? It went to the traceback
         tracker alone (a known plain template, no block or issue form open), outside any traceback or run of
@@ -344,7 +394,7 @@ def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | Non
 
     With a prefilter factory, a large input gives only the lines the prefilter selects."""
     scanner = _Scanner(source, on_line)
-    source.fold, source.quiet, source.folded = scanner.unchanged, scanner.quiet, 0
+    source.fold, source.quiet, source.filler, source.folded = scanner.unchanged, scanner.quiet, scanner.filler, 0
     start, seen, lineno = time.perf_counter(), 0, 0
     lines = source.lines(prefilter)
     for lineno, raw in lines:
