@@ -141,3 +141,17 @@ def test_a_crash_loop_keeps_a_bounded_number_of_tracebacks_and_reports_the_same_
         pylog.TracebackTracker._keep_bounded = original
     assert [f.rule_id for f in bounded.findings] == [f.rule_id for f in every.findings]
     assert [(e.line, e.text) for e in bounded.unmatched_errors] == [(e.line, e.text) for e in every.unmatched_errors]
+
+
+def test_an_aligned_package_list_keeps_the_row_of_its_longest_name():
+    # `pip list | grep` output pasted without its header (vllm-project/vllm#56829): the longest name is followed by
+    # one space only, and it was the one package the report was about
+    result, _ = scan_text("vllm        0.29.1rc1.dev47+gdc36fcce9\ntorch       2.14.0+cu130\n"
+                          "torchvision 0.28.0+cu129\ntorchaudio  2.11.0+cu129\n")
+    assert result.facts.packages["torchvision"] == "0.28.0+cu129"
+    assert result.facts.packages["torch"] == "2.14.0+cu130"
+
+
+def test_a_sentence_with_a_version_is_not_a_package_row():
+    result, _ = scan_text("Running on host a1\nrelease 2.1.0 was fine\n")
+    assert "release" not in result.facts.packages

@@ -28,6 +28,8 @@ LIST_HEADER = lazy_re.compile(r"^Package\s+Version\b", module=regex)
 # a `pip list` row without its header (`pip list | grep torch`): name, two or more spaces, a dotted
 # version, nothing else but an editable project's location
 HEADERLESS_ROW = lazy_re.compile(rf"^({NAME}) {{2,}}(\d++\.\d[\w.+!-]*+)(?: {{2,}}/\S*)?\s*$", module=regex)  # possessive: linear
+# ... the row of the longest name in an aligned list, one space before its version: read only right after a row
+NEXT_ROW = lazy_re.compile(rf"^({NAME}) {{1,}}(\d++\.\d[\w.+!-]*+)(?: {{2,}}/\S*)?\s*$", module=regex)
 # `[pip3] torch==2.9.1` in collect_env; `[conda] torch 2.9.1 pypi_0 pypi`
 COLLECT_ENV = lazy_re.compile(rf"^\[(?:pip3?|conda)\]\s+({NAME})(?:==|\s+)(\d[\w.+!-]*)", module=regex)
 # install logs: pip's `Successfully installed a-1.0 b-2.0`, uv's ` + torch==2.10.0`
@@ -58,15 +60,20 @@ def parse_freeze_line(line: str) -> tuple[str, str | None] | None:
     return None
 
 
-def parse_headerless_row(line: str) -> tuple[str, str] | None:
-    """One row of `pip list` output whose header was cut off (`pip list | grep torch`).
+def parse_headerless_row(line: str, after_row: bool = False) -> tuple[str, str] | None:
+    """One row of `pip list` output whose header was cut off (`pip list | grep torch`). Right after such a row
+    (`after_row`), one space is enough: the longest name of an aligned list has no more before its version.
 
     >>> parse_headerless_row("torchvision              0.25.0+cu130")
     ('torchvision', '0.25.0+cu130')
     >>> parse_headerless_row("Epoch 1  0.5") is None
     True
+    >>> parse_headerless_row("torchvision 0.28.0+cu129") is None
+    True
+    >>> parse_headerless_row("torchvision 0.28.0+cu129", after_row=True)
+    ('torchvision', '0.28.0+cu129')
     """
-    m = HEADERLESS_ROW.match(line.rstrip())
+    m = (NEXT_ROW if after_row else HEADERLESS_ROW).match(line.rstrip())
     if not m or not regex.search(r"[A-Za-z]", m[1]):
         return None
     return canonical(m[1]), m[2]

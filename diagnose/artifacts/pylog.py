@@ -71,6 +71,8 @@ class Traceback:
 
 FRAME = lazy_re.compile(r'File "[^"]+", line \d+', module=regex)
 TAIL_AFTER_FRAME = 2  # nonblank lines after the last frame that still leave the traceback cut
+BLANK, FRAME_LINE, EXCEPTION_LINE, OTHER_LINE = range(4)  # a line's shape, as the frame follower sees it
+SHAPES = 4096  # line templates whose shape is remembered (the dict starts over past it)
 
 
 class TracebackTracker:
@@ -91,6 +93,7 @@ class TracebackTracker:
         self._after_frame = 0  # nonblank lines since the last frame line
         self._run_broken = False
         self.last_frame: int | None = None  # the line of the last `File "...", line N` frame seen
+        self._shapes: dict[str, int] = {}  # a line template's shape (see _shape)
 
     @property
     def cut_at(self) -> int | None:
@@ -105,17 +108,34 @@ class TracebackTracker:
         """Outside any traceback and any run of frames still open: a plain line changes nothing here."""
         return self.current is None and (self._run_start is None or self._run_broken)
 
-    def _follow_frames(self, lineno: int, text: str) -> None:
+    @staticmethod
+    def _shape(text: str) -> int:
+        """What _follow_frames asks of a line: blank, a frame, an exception line (after any `[...] ` prefix), other."""
         if not text.strip():
-            return
+            return BLANK
         if FRAME.search(text):
+            return FRAME_LINE
+        return EXCEPTION_LINE if is_exception_line(text.split("] ", 1)[-1]) else OTHER_LINE
+
+    def _follow_frames(self, lineno: int, text: str, key: str | None = None) -> None:
+        if key is None:
+            shape = self._shape(text)
+        else:  # the line's template: lines that differ in digits only have one shape, worked out once
+            shape = self._shapes.get(key, -1)
+            if shape < 0:
+                if len(self._shapes) >= SHAPES:
+                    self._shapes.clear()
+                shape = self._shapes[key] = self._shape(text)
+        if shape == BLANK:
+            return
+        if shape == FRAME_LINE:
             self.last_frame = lineno
             if self._run_start is None or self._run_broken or self._after_frame > 1:
                 self._run_start, self._run_broken = lineno, False
             self._after_frame = 0
             return
         self._after_frame += 1
-        if is_exception_line(text.split("] ", 1)[-1]) or self._after_frame > TAIL_AFTER_FRAME:
+        if shape == EXCEPTION_LINE or self._after_frame > TAIL_AFTER_FRAME:
             self._run_broken = True
 
     def body_line(self) -> None:
@@ -140,9 +160,9 @@ class TracebackTracker:
     def _prefixed(tb: Traceback, text: str) -> bool:
         return text.startswith(tb.prefix) or _same_shape(tb.prefix, text)
 
-    def feed(self, lineno: int, text: str) -> str:
-        """The kind of this line: 'traceback' inside one, else 'server-log'."""
-        self._follow_frames(lineno, text)
+    def feed(self, lineno: int, text: str, key: str | None = None) -> str:
+        """The kind of this line: 'traceback' inside one, else 'server-log'. `key`: its template, when known."""
+        self._follow_frames(lineno, text, key)
         return self._kind(lineno, text)
 
     def _kind(self, lineno: int, text: str) -> str:

@@ -138,6 +138,7 @@ class _Scanner:
         self._fell_through = False  # the last line's kind came from the traceback tracker alone
         self._plain = False  # the last line was of a known plain template (see _parse)
         self._inert = False  # ... and nothing downstream recorded anything for it (see unchanged)
+        self._row_at = -2  # the line of the last headerless `pip list` row (see pip.parse_headerless_row)
         self._prefix_bytes: dict[str, bytes] = {}  # traceback prefixes as bytes (see filler)
         self._filler_keys: dict[bytes, str] = {}  # a line's masked bytes -> its template, or "" for an exception line
 
@@ -215,8 +216,10 @@ class _Scanner:
         if text.startswith("[") and (m := pip.COLLECT_ENV.match(text)):
             facts.packages.setdefault(pip.canonical(m[1]), m[2])
             return "collect-env"
-        if "  " in text and (row := pip.parse_headerless_row(text)):
+        if ("  " in text or self._row_at == lineno - 1) and (
+                row := pip.parse_headerless_row(text, after_row=self._row_at == lineno - 1)):
             facts.packages.setdefault(row[0], row[1])
+            self._row_at = lineno
             return "pip-freeze"
         if host.KERNEL_PREFIX.match(text):
             self._kernel_line = True  # a kernel line that started no block: as plain as a fall-through (see _parse)
@@ -251,7 +254,11 @@ class _Scanner:
         except Exception as exc:  # a parser's bug on odd input is a note, never the end of the run
             self._failed(f"line {lineno}", exc)
             kind, self.block, self.block_lines = "server-log", None, []
-        self._count(lineno, kind, not text.strip())
+        segments = self.result.segments
+        if segments and segments[-1].kind == SEGMENT_KIND.get(kind, kind):  # _count's first case, without the call
+            segments[-1].lines += 1
+        else:
+            self._count(lineno, kind, not text.strip())
         self.result.lines = lineno
         self._inert = self.on_line(lineno, kind, text, self.source.line_hints) is True and self._plain
 
@@ -336,7 +343,7 @@ class _Scanner:
             template = pylog.template(text)
             if template in self.plain:
                 self._plain = True
-                return self.tracker.feed(lineno, text)
+                return self.tracker.feed(lineno, text, template)
             if template in self.plain_kernel:  # a kernel line of a known template (the tracker never sees those)
                 self._plain = True
                 return "dmesg"

@@ -144,23 +144,27 @@ class Matcher:
             self._match_regexes(lineno, kind, text, position, candidates, subject)
         if (("-packages/" in text or "-packages\\" in text) and (kind == "traceback" or text.lstrip().startswith("File "))
                 or "No module named" in text):
-            unchanged = False
-            self._frame_package(lineno, text)  # also IPython's `File ~\...\site-packages\torch\cuda\__init__.py:293, in f()`
+            if self._frame_package(lineno, text):  # also IPython's `File ~\...\site-packages\torch\cuda\__init__.py:293, in f()`
+                unchanged = False
         exception = kind == "traceback" and pylog.is_exception_line(text)
         if exception or errorish:
             unchanged = self._error_line(lineno, kind, text, position, exception) and unchanged
         return unchanged
 
-    def _frame_package(self, lineno: int, text: str) -> None:
+    def _frame_package(self, lineno: int, text: str) -> bool:
         """A frame `File ".../site-packages/torchvision/ops.py"` shows torchvision is installed where
-        the failing process ran: direct evidence, whatever a package list from elsewhere says."""
-        if "pip-build-env-" in text or "builds-v0" in text:
-            return  # pip's / uv's isolated build environment: the package is there, not where the program runs
-        m = FRAME_PACKAGE.search(text)
+        the failing process ran: direct evidence, whatever a package list from elsewhere says. True when it
+        recorded a package not seen before."""
+        if "pip-build-env-" in text or "builds-v0" in text or len(self.seen_packages) >= MAX_SEEN_PACKAGES:
+            return False  # pip's / uv's isolated build environment: the package is there, not where the program runs
+        at = text.find("-packages")  # a match starts 5 characters before it (`/site`, `\dist`): search from there
+        m = FRAME_PACKAGE.search(text, max(at - 5, 0)) if at >= 0 else None
         if m is None and "No module named" in text:
             m = SUBMODULE_MISSING.search(text)
-        if m and len(self.seen_packages) < MAX_SEEN_PACKAGES:
-            self.seen_packages.setdefault(m[1], f"line {lineno} of {self.source}: {text.strip()[:160]}")
+        if m is None or m[1] in self.seen_packages:
+            return False
+        self.seen_packages[m[1]] = f"line {lineno} of {self.source}: {text.strip()[:160]}"
+        return True
 
     def _search(self, pattern: Any, text: str, what: str) -> Any:
         try:
