@@ -208,7 +208,7 @@ def test_a_kernel_log_gives_the_same_report_when_its_line_templates_are_remember
     parsed_with_templates = len(parsed)
     parsed.clear()
     counter = iter(range(10**9))
-    monkeypatch.setattr(sniff.pylog, "template", lambda text: str(next(counter)))  # every line a template of its own
+    monkeypatch.setattr(sniff.pylog, "template_bytes", lambda text: b"%d" % next(counter))  # every line a template of its own
     every_line = api.diagnose([str(log)], kb=kb, use_prefilter=False)
     assert parsed_with_templates * 5 < len(parsed)  # the repeats, hex aside, were not parsed again
     assert summary(remembered) == summary(every_line)

@@ -54,6 +54,17 @@ def template(text: str) -> str:
     return masked.decode("utf-8", "surrogatepass")
 
 
+def template_bytes(text: str) -> bytes:
+    """`template` as bytes (what sniff keys its line decisions by; the block reader has these bytes already)."""
+    masked = text.encode("utf-8", "surrogatepass").translate(BYTES_TEMPLATE)
+    return HEX.sub(hex_masked, masked) if b"0x" in masked else masked
+
+
+def mask_hex(masked: bytes) -> bytes:
+    """A line's bytes with digits masked (BYTES_TEMPLATE) -> `template_bytes` of it: 0x numbers' letters masked too."""
+    return HEX.sub(hex_masked, masked) if b"0x" in masked else masked
+
+
 def strip_ansi(text: str) -> str:
     return ANSI.sub("", text) if "\x1b" in text else text
 
@@ -93,7 +104,7 @@ class TracebackTracker:
         self._after_frame = 0  # nonblank lines since the last frame line
         self._run_broken = False
         self.last_frame: int | None = None  # the line of the last `File "...", line N` frame seen
-        self._shapes: dict[str, int] = {}  # a line template's shape (see _shape)
+        self._shapes: dict[bytes, int] = {}  # a line template's shape (see _shape)
 
     @property
     def cut_at(self) -> int | None:
@@ -117,7 +128,7 @@ class TracebackTracker:
             return FRAME_LINE
         return EXCEPTION_LINE if is_exception_line(text.split("] ", 1)[-1]) else OTHER_LINE
 
-    def _follow_frames(self, lineno: int, text: str, key: str | None = None) -> None:
+    def _follow_frames(self, lineno: int, text: str, key: bytes | None = None) -> None:
         if key is None:
             shape = self._shape(text)
         else:  # the line's template: lines that differ in digits only have one shape, worked out once
@@ -160,7 +171,7 @@ class TracebackTracker:
     def _prefixed(tb: Traceback, text: str) -> bool:
         return text.startswith(tb.prefix) or _same_shape(tb.prefix, text)
 
-    def feed(self, lineno: int, text: str, key: str | None = None) -> str:
+    def feed(self, lineno: int, text: str, key: bytes | None = None) -> str:
         """The kind of this line: 'traceback' inside one, else 'server-log'. `key`: its template, when known."""
         self._follow_frames(lineno, text, key)
         return self._kind(lineno, text)

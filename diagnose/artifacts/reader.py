@@ -143,6 +143,9 @@ class TextSource:
     # True when it counted the line itself (a traceback's code and marker lines), so it is not handed out
     filler: Callable[[int, bytes, bytes], bool] | None = None
     folded: int = 0
+    # block mode: the bytes of the line just handed out with digits masked (pylog.BYTES_TEMPLATE), when the reader
+    # worked them out (an ASCII line up to MAX_LINE); None otherwise
+    template: bytes | None = None
     progress: Callable[[str, int, int | None], None] | None = None  # (name, bytes read, size)
 
     def lines(self, prefilter: Callable[[], Any] | None = None) -> Generator[tuple[int, str], None, None]:
@@ -283,6 +286,7 @@ class TextSource:
                                     shape_at, index, offset = stop, stop + 1, starts[stop + 1]
                             continue
                         folding, shape, shape_at, shape_pids = False, template, index, pids
+                    self.template = template
                     yield base + index + 1, self._cut(base + index + 1, self._decode(raw))
                     if template is not None and fold is not None and quiet is not None and len(raw) <= INERT_LINE \
                             and raw.strip() and fold():

@@ -132,15 +132,15 @@ class _Scanner:
         self.block: str | None = None
         self.block_lines: list[str] = []
         self.failures = 0  # lines or blocks a parser could not read (each a note, up to MAX_FAILURE_NOTES)
-        self.plain: set[str] = set()  # templates of lines that started nothing and stated no fact
-        self.plain_kernel: set[str] = set()  # the same for kernel (dmesg) lines, which the traceback tracker skips
+        self.plain: set[bytes] = set()  # templates of lines that started nothing and stated no fact
+        self.plain_kernel: set[bytes] = set()  # the same for kernel (dmesg) lines, which the traceback tracker skips
         self._kernel_line = False
         self._fell_through = False  # the last line's kind came from the traceback tracker alone
         self._plain = False  # the last line was of a known plain template (see _parse)
         self._inert = False  # ... and nothing downstream recorded anything for it (see unchanged)
         self._row_at = -2  # the line of the last headerless `pip list` row (see pip.parse_headerless_row)
         self._prefix_bytes: dict[str, bytes] = {}  # traceback prefixes as bytes (see filler)
-        self._filler_keys: dict[bytes, str] = {}  # a line's masked bytes -> its template, or "" for an exception line
+        self._filler_keys: dict[bytes, bytes] = {}  # a line's masked bytes -> its template, or b"" for an exception line
 
     # --- segments -------------------------------------------------------------------
     def _count(self, lineno: int, kind: str, blank: bool) -> None:
@@ -287,16 +287,13 @@ class _Scanner:
             return False  # the exception line, or a line the tracker reads as one
         key = self._filler_keys.get(template)
         if key is None:
-            masked = template.rstrip(b"\r")
-            if b"0x" in masked:
-                masked = pylog.HEX.sub(pylog.hex_masked, masked)
             text = raw.decode("ascii").rstrip("\r")
             # an exception-like line (`ValueError: ...` indented in a chained message) breaks the run of frames and is
             # an error line for the matcher: never a filler
             exception = pylog.is_exception_line(text) or pylog.is_exception_line(text.split("] ", 1)[-1])
             if len(self._filler_keys) >= PLAIN_TEMPLATES:
                 self._filler_keys.clear()
-            key = self._filler_keys[template] = "" if exception else masked.decode("ascii")
+            key = self._filler_keys[template] = b"" if exception else pylog.mask_hex(template)  # as _parse keys it
         if not key or key not in self.plain:
             return False
         if self.source.folded:
@@ -340,7 +337,9 @@ class _Scanner:
         if self.block is None:
             # a line of the same template (numbers masked) as one that started no block and stated no fact
             # does neither: only the traceback tracker needs to see it (an assert burst, a request loop)
-            template = pylog.template(text)
+            # the block reader's bytes of the line with digits masked, where it has them: only 0x numbers are left
+            template = self.source.template
+            template = pylog.template_bytes(text) if template is None else pylog.mask_hex(template)
             if template in self.plain:
                 self._plain = True
                 return self.tracker.feed(lineno, text, template)

@@ -27,6 +27,7 @@ FRAME_PACKAGE = lazy_re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][A-Z
 # "No module named 'transformers.models.qwen2'": the parent package imported, so it is installed where the program ran
 SUBMODULE_MISSING = lazy_re.compile(r"No module named ['\"`]([A-Za-z_][A-Za-z0-9_]*)\.[A-Za-z_]", module=regex)
 MAX_SEEN_PACKAGES = 200
+SEPARATORS = ("/", "\\")
 LISTING_START = frozenset(" -0123456789\t")
 # A source line IPython / Jupyter prints around a traceback's frame (`    289     "Cannot re-initialize CUDA in
 # forked subprocess..."`, `--> 293     raise AssertionError("Torch not compiled with CUDA enabled")`): code that
@@ -158,6 +159,16 @@ class Matcher:
         if "pip-build-env-" in text or "builds-v0" in text or len(self.seen_packages) >= MAX_SEEN_PACKAGES:
             return False  # pip's / uv's isolated build environment: the package is there, not where the program runs
         at = text.find("-packages")  # a match starts 5 characters before it (`/site`, `\dist`): search from there
+        if at >= 5 and text[at - 4:at] in ("site", "dist") and text[at - 5] in SEPARATORS \
+                and text[at + 9:at + 10] in SEPARATORS:
+            # the first `-packages` starts FRAME_PACKAGE's match: a package seen already is known without the search
+            # (the name is the rest up to the next separator, when that is an identifier)
+            end = text.find("/", at + 10)
+            if end < 0 or "\\" in text[at + 10:end]:
+                back = text.find("\\", at + 10)
+                end = back if back >= 0 and (end < 0 or back < end) else end
+            if end > at + 10 and text[at + 10:end] in self.seen_packages:
+                return False
         m = FRAME_PACKAGE.search(text, max(at - 5, 0)) if at >= 0 else None
         if m is None and "No module named" in text:
             m = SUBMODULE_MISSING.search(text)
