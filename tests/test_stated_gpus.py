@@ -17,6 +17,8 @@ BF16 = "ValueError: Bfloat16 is only supported on GPUs with compute capability o
     ("- GPUs: 4 x NVIDIA H100 80GB HBM3", "4 x NVIDIA H100 80GB HBM3", "9.0"),
     ("**NVIDIA GPU**:RTX 4060 Laptop", "RTX 4060 Laptop", "8.9"),  # TensorRT's issue template
     ("GPU: Tesla V100-SXM2-16GB", "Tesla V100-SXM2-16GB", "7.0"),
+    ("RTX3090 24G", "RTX3090 24G", "8.6"),  # a line that is nothing but the GPU (flood#35's report)
+    ("A100 80GB", "A100 80GB", "8.0"),
 ])
 def test_a_gpu_line_of_a_report_states_the_gpu_and_its_compute_capability(line, name, cc, kb):
     facts = api.diagnose_texts([("report.md", f"{line}\n{BF16}")], kb=kb).facts
@@ -25,7 +27,8 @@ def test_a_gpu_line_of_a_report_states_the_gpu_and_its_compute_capability(line, 
     assert facts.gpus == []  # named, not seen
 
 
-@pytest.mark.parametrize("line", ["GPU VRAM: 16", "GPU vendor: Nvidia (CUDA)", "GPUs: 8", "GPU: N/A", "GPU: none"])
+@pytest.mark.parametrize("line", ["GPU VRAM: 16", "GPU vendor: Nvidia (CUDA)", "GPUs: 8", "GPU: N/A", "GPU: none",
+                                  "T4 runs fine after the fix", "RTX 3090 and 4090 both crash here"])
 def test_lines_that_do_not_name_a_gpu_model_state_nothing(line, kb):
     assert api.diagnose_texts([("report.md", f"{line}\n")], kb=kb).facts.stated_gpus == {}
 

@@ -80,6 +80,11 @@ STATED_GPU_BARE = lazy_re.compile(
     r"^\W{0,6}(?:NVIDIA\s+)?GPUs?\s+(?P<value>(?:\d\s*[x×*]\s*)?(?:NVIDIA\s+|Tesla\s+|GeForce\s+)?"
     r"(?:" + GPU_MODEL + r"|[RG]TX\s?\d{3,4}\w*)(?![\w.])[^|:：=]{0,30}?)[\s*。.,，]*$",
     regex.IGNORECASE)
+# a short line that is nothing but a GPU model (and its memory): "RTX3090 24G", "A100 80GB", "2 x RTX 4090" (flood#35)
+STATED_GPU_ALONE = lazy_re.compile(
+    r"^\W{0,4}(?P<value>(?:\d\s*[x×*]\s*)?(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?"
+    r"(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super))?|" + GPU_MODEL + r")(?:\s*\d{1,3}\s?G(?:B|iB)?)?)[\s*。.,，]*$",
+    regex.IGNORECASE)
 LOOKS_LIKE_GPU = lazy_re.compile(
     r"(?i)nvidia|geforce|\b[rg]tx|tesla|quadro|titan|jetson|(?<![\w.])" + GPU_MODEL + r"(?![\w.])"
     r"|(?<![\w.])(?:[2-5]0[5-9]0|1[0-6][5-8]0)\s*(?:ti|super)?(?![\w.])")
@@ -132,6 +137,8 @@ def line_facts(line: str) -> Facts | None:
     elif ("GPU" in line or "gpu" in line or "显卡" in line or "Graphics" in line) and (
             (m := STATED_GPU.match(line)) or (len(line) < 60 and (m := STATED_GPU_BARE.match(line)))):
         facts = stated_gpu(m["value"])
+    elif len(line) < 40 and line[:1] in GPU_ALONE_START and (m := STATED_GPU_ALONE.match(line)):
+        facts = stated_gpu(m["value"])
     elif line[:1].isupper() and "=" in line and (m := ENV_LINE.match(line)):
         facts = Facts(env={m[1]: m[2]})
     elif '"model_type"' in line:
@@ -147,6 +154,9 @@ def line_facts(line: str) -> Facts | None:
     if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)
     return facts
+
+
+GPU_ALONE_START = frozenset("0123456789ABGHLNPQRTVabghlnpqrtv-*• ")  # how a STATED_GPU_ALONE line can start
 
 
 def stated_gpu(value: str) -> Facts | None:
