@@ -82,7 +82,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     last_frames: dict[int, int] = {}  # ... and the line of its last frame
     for source in opened.sources:
         matcher.start_source(source.name)
-        result = sniff.scan(source, matcher.feed, prefilter)
+        result = sniff.scan(source, matcher.feed, prefilter, matcher.frame_known)
         if result.lines == 0:
             diagnosis.skipped.append(Skipped(source.name, "empty"))
             continue

@@ -82,8 +82,9 @@ STATED_GPU_BARE = lazy_re.compile(
     regex.IGNORECASE)
 # a short line that is nothing but a GPU model (and its memory): "RTX3090 24G", "A100 80GB", "2 x RTX 4090" (flood#35)
 STATED_GPU_ALONE = lazy_re.compile(
-    r"^\W{0,4}(?P<value>(?:\d\s*[x×*]\s*)?(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?"
-    r"(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super))?|" + GPU_MODEL + r")(?:\s*\d{1,3}\s?G(?:B|iB)?)?)[\s*。.,，]*$",
+    r"^\W{0,4}(?P<value>(?:\d\s{0,3}[x×*]\s{0,3})?(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?"
+    r"(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super))?|" + GPU_MODEL + r")(?:[ \t]{0,3}\d{1,3}[ \t]?G(?:B|iB)?)?)"
+    r"[ \t*。.,，]*$",  # the block prefilter selects these lines with the same pattern (prefilter.STRUCTURE)
     regex.IGNORECASE)
 LOOKS_LIKE_GPU = lazy_re.compile(
     r"(?i)nvidia|geforce|\b[rg]tx|tesla|quadro|titan|jetson|(?<![\w.])" + GPU_MODEL + r"(?![\w.])"

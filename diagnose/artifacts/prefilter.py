@@ -29,12 +29,13 @@ from diagnose.record import record
 
 ANSI_PATTERN = r"\x1b"
 TRACEBACK_START = r"Traceback \(most recent call last\)"
+FRAME_START = r'File "[^"\n]+", line \d+'  # a traceback's frame line
 # (pattern, lines of context after a hit): what the per-line logic needs to see besides the
 # signal lines. Context covers the body of a traceback or a table that follows its first line.
 STRUCTURE: list[tuple[str, int]] = [
     (TRACEBACK_START, 2000),  # ends earlier, where the traceback does (TracebackEnd)
     # a frame, and the lines after it in which pylog decides whether an excerpt ends inside frames
-    (r'File "[^"\n]+", line \d+', 2 * pylog.TAIL_AFTER_FRAME + 2),
+    (FRAME_START, 2 * pylog.TAIL_AFTER_FRAME + 2),
     (r"NVIDIA-SMI \S+\s+Driver Version", 300),
     (r"NVSMI LOG", 6000),
     (r"<nvidia_smi_log", 20000),
@@ -55,6 +56,10 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"(?i)^[\s*>-]{0,6}\**(?:(?:py)?torch(?: version)?|(?:system |local |installed )?cuda(?: toolkit| runtime)?"
      r"(?: version)?(?: \(nvcc\))?|nvcc(?: version)?)\**\s*[:=]|Cuda compilation tools, release", 0),
     (r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+==", 0),
+    # a line that is nothing but a GPU model, which host.line_facts reads as the GPU a report names ("RTX 5090")
+    (r"(?i)^[^\w\n]{0,4}(?:\d\s{0,3}[x×*]\s{0,3})?(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?"
+     r"(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER))?|[ABHLTVP]\d{1,3}|GB\d{2,3}|A\d{4})(?:[ \t]{0,3}\d{1,3}[ \t]?G(?:B|iB)?)?"
+     r"[ \t\r*。.,，]*$", 0),
     (pylog.ERRORISH_PATTERN, 0),
     (ANSI_PATTERN, 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
@@ -117,6 +122,7 @@ class Prefilter:
         self.error_id = self.signal_count + structure.index(pylog.ERRORISH_PATTERN)
         self.ansi_id = self.signal_count + structure.index(ANSI_PATTERN)
         self.traceback_id = self.signal_count + structure.index(TRACEBACK_START)
+        self.frame_only = frozenset({self.signal_count + structure.index(FRAME_START)})  # a frame line that hit nothing else
         self._hints: dict[frozenset[int], tuple[set[str], bool]] = {}  # line_hint by the set of patterns hit
         self._contexts = [p.context for p in self.patterns]  # context lines after a hit, by pattern id
         self._hs: Any = None

@@ -129,25 +129,32 @@ class TracebackTracker:
         return EXCEPTION_LINE if is_exception_line(text.split("] ", 1)[-1]) else OTHER_LINE
 
     def _follow_frames(self, lineno: int, text: str, key: bytes | None = None) -> None:
-        if key is None:
-            shape = self._shape(text)
-        else:  # the line's template: lines that differ in digits only have one shape, worked out once
-            shape = self._shapes.get(key, -1)
-            if shape < 0:
-                if len(self._shapes) >= SHAPES:
-                    self._shapes.clear()
-                shape = self._shapes[key] = self._shape(text)
+        # the line's template, where known: lines that differ in digits only have one shape, worked out once
+        shape = self._shape(text) if key is None else self.shape(key, text)
         if shape == BLANK:
             return
         if shape == FRAME_LINE:
-            self.last_frame = lineno
-            if self._run_start is None or self._run_broken or self._after_frame > 1:
-                self._run_start, self._run_broken = lineno, False
-            self._after_frame = 0
+            self.frame_line(lineno)
             return
         self._after_frame += 1
         if shape == EXCEPTION_LINE or self._after_frame > TAIL_AFTER_FRAME:
             self._run_broken = True
+
+    def frame_line(self, lineno: int) -> None:
+        """What `feed` does with a frame line (`File "...", line N, in f`) inside a traceback (see sniff's filler)."""
+        self.last_frame = lineno
+        if self._run_start is None or self._run_broken or self._after_frame > 1:
+            self._run_start, self._run_broken = lineno, False
+        self._after_frame = 0
+
+    def shape(self, key: bytes, text: str) -> int:
+        """The shape of a line of template `key` (see _shape), remembered."""
+        shape = self._shapes.get(key, -1)
+        if shape < 0:
+            if len(self._shapes) >= SHAPES:
+                self._shapes.clear()
+            shape = self._shapes[key] = self._shape(text)
+        return shape
 
     def body_line(self) -> None:
         """What `feed` does with a nonblank line inside a traceback that is neither a frame nor an exception line:

@@ -248,6 +248,7 @@ class TextSource:
             owed = []
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
             fold, quiet, filler = self.fold, self.quiet, self.filler
+            frame_only = getattr(prefilter, "frame_only", None)  # a frame line with no other hit: sniff may count it
             shape, shape_at, shape_pids = None, -2, None  # the last line handed out: its template, index, patterns
             folding = False  # fold() said yes since that line: nothing was handed out since, so it still holds
             for start, first, last, more in sorted(ranges, key=lambda r: r[1]):
@@ -266,7 +267,7 @@ class TextSource:
                         # ASCII and short: decoding and cutting it would add no note that the last one did not
                         template = raw.translate(pylog.BYTES_TEMPLATE)
                         pids = lookup.get(index)
-                        if pids is None and filler is not None \
+                        if (pids is None or pids == frame_only) and filler is not None \
                                 and filler(base + index + 1, raw, template):
                             folding, shape, shape_at = False, None, -2
                             offset, index = nl + 1, index + 1

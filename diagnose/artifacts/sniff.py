@@ -138,6 +138,7 @@ class _Scanner:
         self._fell_through = False  # the last line's kind came from the traceback tracker alone
         self._plain = False  # the last line was of a known plain template (see _parse)
         self._inert = False  # ... and nothing downstream recorded anything for it (see unchanged)
+        self.frame_known: Callable[[str], bool] | None = None  # would the matcher record nothing for this frame line?
         self._row_at = -2  # the line of the last headerless `pip list` row (see pip.parse_headerless_row)
         self._prefix_bytes: dict[str, bytes] = {}  # traceback prefixes as bytes (see filler)
         self._filler_keys: dict[bytes, bytes] = {}  # a line's masked bytes -> its template, or b"" for an exception line
@@ -271,9 +272,10 @@ class _Scanner:
         tb = self.tracker.current
         if tb is None or tb.exception_line is not None or self.block is not None or self.heading is not None:
             return False
-        if b'File "' in raw or b"-packages" in raw or b"Traceback" in raw or b"No module named" in raw \
-                or b"\x1b" in raw or raw.startswith(b"### "):
-            return False  # a frame (the tracker and the matcher record it), a new traceback, an issue form's heading
+        frame = b'File "' in raw
+        if frame and self.frame_known is None or not frame and b"-packages" in raw or b"Traceback" in raw \
+                or b"No module named" in raw or b"\x1b" in raw or raw.startswith(b"### "):
+            return False  # a frame nobody can vouch for, a package path, a new traceback, an issue form's heading
         prefix = self._prefix_bytes.get(tb.prefix)
         if prefix is None:
             prefix = self._prefix_bytes[tb.prefix] = tb.prefix.encode("utf-8", "surrogatepass")
@@ -286,6 +288,7 @@ class _Scanner:
         if first not in FILLER_START:
             return False  # the exception line, or a line the tracker reads as one
         key = self._filler_keys.get(template)
+        text = None
         if key is None:
             text = raw.decode("ascii").rstrip("\r")
             # an exception-like line (`ValueError: ...` indented in a chained message) breaks the run of frames and is
@@ -296,10 +299,17 @@ class _Scanner:
             key = self._filler_keys[template] = b"" if exception else pylog.mask_hex(template)  # as _parse keys it
         if not key or key not in self.plain:
             return False
+        if frame:  # a frame of a known template: counted here when the matcher already has its package
+            if text is None:
+                text = raw.decode("ascii").rstrip("\r")
+            if self.tracker.shape(key, text) != pylog.FRAME_LINE or not self.frame_known(text):  # type: ignore[misc]
+                return False
         if self.source.folded:
             self._count_folded()
         nonblank = bool(raw.strip())
-        if nonblank:
+        if frame:
+            self.tracker.frame_line(lineno)
+        elif nonblank:
             self.tracker.body_line()
         self._count(lineno, "traceback", not nonblank)
         self.result.lines = lineno
@@ -395,11 +405,15 @@ class _Scanner:
         return self.result
 
 
-def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | None = None) -> ScanResult:
+def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | None = None,
+         frame_known: Callable[[str], bool] | None = None) -> ScanResult:
     """Read `source` once: every line goes to `on_line(lineno, kind, text)`; facts come back.
 
-    With a prefilter factory, a large input gives only the lines the prefilter selects."""
+    With a prefilter factory, a large input gives only the lines the prefilter selects. `frame_known`: says, of a
+    traceback's frame line that no signal hit, that `on_line` would record nothing for it (its package is known), so
+    that the block reader need not hand it out (see _Scanner.filler)."""
     scanner = _Scanner(source, on_line)
+    scanner.frame_known = frame_known
     source.fold, source.quiet, source.filler, source.folded = scanner.unchanged, scanner.quiet, scanner.filler, 0
     start, seen, lineno = time.perf_counter(), 0, 0
     lines = source.lines(prefilter)

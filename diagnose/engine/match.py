@@ -152,7 +152,12 @@ class Matcher:
             unchanged = self._error_line(lineno, kind, text, position, exception) and unchanged
         return unchanged
 
-    def _frame_package(self, lineno: int, text: str) -> bool:
+    def frame_known(self, text: str) -> bool:
+        """Would `feed` record nothing for this frame line, given that no signal pattern hit it? Its package (if it
+        names one) is seen already. sniff counts such lines without handing them to `feed`."""
+        return not self._frame_package(0, text, record=False)
+
+    def _frame_package(self, lineno: int, text: str, record: bool = True) -> bool:
         """A frame `File ".../site-packages/torchvision/ops.py"` shows torchvision is installed where
         the failing process ran: direct evidence, whatever a package list from elsewhere says. True when it
         recorded a package not seen before."""
@@ -174,6 +179,8 @@ class Matcher:
             m = SUBMODULE_MISSING.search(text)
         if m is None or m[1] in self.seen_packages:
             return False
+        if not record:
+            return True
         self.seen_packages[m[1]] = f"line {lineno} of {self.source}: {text.strip()[:160]}"
         return True
 
