@@ -366,6 +366,7 @@ class _Stage:
         # pattern and a signal or two all match) share its index, start and pid set: the newline
         # counting is done once per line, and a second context-free range of one line is not added
         line_end, line_pids, start = -1, set(), 0
+        ruled = False  # some range has a rule that ends its context (see _resolve)
         dense = self.dense
         reduced = self.repeats(chunk) if self.repeats is not None and (dense or REPEATS_ALWAYS) and self.wait <= 0 \
             else None
@@ -395,10 +396,13 @@ class _Stage:
                     continue
             rule = prefilter.context_rule(pid, chunk[start:at + 1])
             ranges.append((start, last_index, last_index + context, rule))
+            ruled = ruled or rule is not None
         # one pass over the chunk counts its lines: up to the last hit above, the rest here
         n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
         self.dense = reduced is not None or len(pids_by_line) * 4 >= n_lines
         # the runs' ranges (which the reader adds) hand lines out too: a structure that starts inside one reads on after it
+        if not ruled:  # no structure with a rule (most chunks of a busy server's log): nothing to read ahead
+            return pids_by_line, ranges, n_lines, runs, starts
         runs_ranges = [(starts[first], first, last, None) for first, last in runs
                        if pids_by_line.get(first, set()) - prefilter.digit_ids] if runs and starts is not None else []
         return pids_by_line, _resolve(chunk, ranges, n_lines, runs_ranges), n_lines, runs, starts
