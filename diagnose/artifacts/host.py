@@ -136,9 +136,8 @@ def line_facts(line: str) -> Facts | None:
     elif "Cuda compilation tools" in line and (m := NVCC_RELEASE.search(line)):
         facts = Facts(toolkit_cuda=m[1])
     elif ("GPU" in line or "gpu" in line or "显卡" in line or "Graphics" in line) and (
-            (m := STATED_GPU.match(line)) or (len(line) < 60 and (m := STATED_GPU_BARE.match(line)))):
-        facts = stated_gpu(m["value"])
-    elif len(line) < 40 and line[:1] in GPU_ALONE_START and (m := STATED_GPU_ALONE.match(line)):
+            (m := STATED_GPU.match(line)) or (len(line) < 60 and (m := STATED_GPU_BARE.match(line)))) or (
+            len(line) < 40 and line[:1] in GPU_ALONE_START and (m := STATED_GPU_ALONE.match(line))):
         facts = stated_gpu(m["value"])
     elif line[:1].isupper() and "=" in line and (m := ENV_LINE.match(line)):
         facts = Facts(env={m[1]: m[2]})
