@@ -27,9 +27,10 @@ LIST_ROW = lazy_re.compile(rf"^({NAME})\s+(\d[\w.+!-]*)(?:\s+\S.*)?$", module=re
 LIST_HEADER = lazy_re.compile(r"^Package\s+Version\b", module=regex)
 # a `pip list` row without its header (`pip list | grep torch`): name, two or more spaces, a dotted
 # version, nothing else but an editable project's location
-HEADERLESS_ROW = lazy_re.compile(rf"^({NAME}) {{2,}}(\d++\.\d[\w.+!-]*+)(?: {{2,}}/\S*)?\s*$", module=regex)  # possessive: linear
+_ROW = rf"^({NAME}) {{%d,}}(\d++\.\d[\w.+!-]*+)(?: {{2,}}/\S*)?\s*$"  # possessive: linear
+HEADERLESS_ROW = lazy_re.compile(_ROW % 2, module=regex)
 # ... the row of the longest name in an aligned list, one space before its version: read only right after a row
-NEXT_ROW = lazy_re.compile(rf"^({NAME}) {{1,}}(\d++\.\d[\w.+!-]*+)(?: {{2,}}/\S*)?\s*$", module=regex)
+NEXT_ROW = lazy_re.compile(_ROW % 1, module=regex)
 # `[pip3] torch==2.9.1` in collect_env; `[conda] torch 2.9.1 pypi_0 pypi`
 COLLECT_ENV = lazy_re.compile(rf"^\[(?:pip3?|conda)\]\s+({NAME})(?:==|\s+)(\d[\w.+!-]*)", module=regex)
 # install logs: pip's `Successfully installed a-1.0 b-2.0`, uv's ` + torch==2.10.0`

@@ -48,16 +48,12 @@ def template(text: str) -> str:
     character up in a dict)."""
     # UTF-8 never puts an ASCII byte inside a multi-byte character, so the bytes path masks the same characters for
     # any line (a Chinese-locale syslog's every line is non-ASCII: str.translate cost 60 us a line there)
-    masked = text.encode("utf-8", "surrogatepass").translate(BYTES_TEMPLATE)
-    if b"0x" in masked:
-        masked = HEX.sub(hex_masked, masked)
-    return masked.decode("utf-8", "surrogatepass")
+    return template_bytes(text).decode("utf-8", "surrogatepass")
 
 
 def template_bytes(text: str) -> bytes:
     """`template` as bytes (what sniff keys its line decisions by; the block reader has these bytes already)."""
-    masked = text.encode("utf-8", "surrogatepass").translate(BYTES_TEMPLATE)
-    return HEX.sub(hex_masked, masked) if b"0x" in masked else masked
+    return mask_hex(text.encode("utf-8", "surrogatepass").translate(BYTES_TEMPLATE))
 
 
 def mask_hex(masked: bytes) -> bytes:

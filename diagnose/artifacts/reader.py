@@ -234,6 +234,7 @@ class TextSource:
         done = 0
         selected = 0
         stage = _Stage(prefilter)
+        frame_only = getattr(prefilter, "frame_only", None)  # a frame line with no other hit: sniff may count it
         inert: dict[bytes, tuple[Any, str]] = {}  # template -> (patterns hit, segment kind) of lines that changed nothing
         chunks = self._split(blocks)
         staged = helper.staged(chunks, stage) if helper is not None else ((chunk, stage(chunk)) for chunk in chunks)
@@ -248,7 +249,6 @@ class TextSource:
             owed = []
             covered, next_offset = -1, 0  # the last line index yielded, and where the next one starts
             fold, quiet, filler = self.fold, self.quiet, self.filler
-            frame_only = getattr(prefilter, "frame_only", None)  # a frame line with no other hit: sniff may count it
             shape, shape_at, shape_pids = None, -2, None  # the last line handed out: its template, index, patterns
             folding = False  # fold() said yes since that line: nothing was handed out since, so it still holds
             for start, first, last, more in sorted(ranges, key=lambda r: r[1]):
@@ -400,9 +400,9 @@ class _Stage:
         # one pass over the chunk counts its lines: up to the last hit above, the rest here
         n_lines = last_index + chunk.count(b"\n", last_offset) + (0 if chunk.endswith(b"\n") else 1)
         self.dense = reduced is not None or len(pids_by_line) * 4 >= n_lines
-        # the runs' ranges (which the reader adds) hand lines out too: a structure that starts inside one reads on after it
         if not ruled:  # no structure with a rule (most chunks of a busy server's log): nothing to read ahead
             return pids_by_line, ranges, n_lines, runs, starts
+        # the runs' ranges (which the reader adds) hand lines out too: a structure that starts inside one reads on after it
         runs_ranges = [(starts[first], first, last, None) for first, last in runs
                        if pids_by_line.get(first, set()) - prefilter.digit_ids] if runs and starts is not None else []
         return pids_by_line, _resolve(chunk, ranges, n_lines, runs_ranges), n_lines, runs, starts

@@ -123,7 +123,7 @@ class ScanResult:
 
 
 class _Scanner:
-    def __init__(self, source: TextSource, on_line: OnLine) -> None:
+    def __init__(self, source: TextSource, on_line: OnLine, frame_known: Callable[[str], bool] | None = None) -> None:
         self.source = source
         self.on_line = on_line
         self.result = ScanResult()
@@ -138,7 +138,7 @@ class _Scanner:
         self._fell_through = False  # the last line's kind came from the traceback tracker alone
         self._plain = False  # the last line was of a known plain template (see _parse)
         self._inert = False  # ... and nothing downstream recorded anything for it (see unchanged)
-        self.frame_known: Callable[[str], bool] | None = None  # would the matcher record nothing for this frame line?
+        self.frame_known = frame_known  # would the matcher record nothing for this frame line? (see scan)
         self._row_at = -2  # the line of the last headerless `pip list` row (see pip.parse_headerless_row)
         self._prefix_bytes: dict[str, bytes] = {}  # traceback prefixes as bytes (see filler)
         self._filler_keys: dict[bytes, bytes] = {}  # a line's masked bytes -> its template, or b"" for an exception line
@@ -302,7 +302,8 @@ class _Scanner:
         if frame:  # a frame of a known template: counted here when the matcher already has its package
             if text is None:
                 text = raw.decode("ascii").rstrip("\r")
-            if self.tracker.shape(key, text) != pylog.FRAME_LINE or not self.frame_known(text):  # type: ignore[misc]
+            known = self.frame_known
+            if known is None or self.tracker.shape(key, text) != pylog.FRAME_LINE or not known(text):
                 return False
         if self.source.folded:
             self._count_folded()
@@ -412,8 +413,7 @@ def scan(source: TextSource, on_line: OnLine, prefilter: Callable[[], Any] | Non
     With a prefilter factory, a large input gives only the lines the prefilter selects. `frame_known`: says, of a
     traceback's frame line that no signal hit, that `on_line` would record nothing for it (its package is known), so
     that the block reader need not hand it out (see _Scanner.filler)."""
-    scanner = _Scanner(source, on_line)
-    scanner.frame_known = frame_known
+    scanner = _Scanner(source, on_line, frame_known)
     source.fold, source.quiet, source.filler, source.folded = scanner.unchanged, scanner.quiet, scanner.filler, 0
     start, seen, lineno = time.perf_counter(), 0, 0
     lines = source.lines(prefilter)

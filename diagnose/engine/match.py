@@ -168,11 +168,9 @@ class Matcher:
                 and text[at + 9:at + 10] in SEPARATORS:
             # the first `-packages` starts FRAME_PACKAGE's match: a package seen already is known without the search
             # (the name is the rest up to the next separator, when that is an identifier)
-            end = text.find("/", at + 10)
-            if end < 0 or "\\" in text[at + 10:end]:
-                back = text.find("\\", at + 10)
-                end = back if back >= 0 and (end < 0 or back < end) else end
-            if end > at + 10 and text[at + 10:end] in self.seen_packages:
+            rest = text[at + 10:]
+            name = rest.split("/", 1)[0].split("\\", 1)[0]
+            if len(name) < len(rest) and name in self.seen_packages:
                 return False
         m = FRAME_PACKAGE.search(text, max(at - 5, 0)) if at >= 0 else None
         if m is None and "No module named" in text:
