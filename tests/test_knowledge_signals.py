@@ -307,3 +307,35 @@ def test_tritons_cuda_10_message_with_a_newer_cuda_is_a_triton_too_old_for_it(kb
     old_header = "ptxas /tmp/t.ptx, line 5; fatal   : Unsupported .version {}; current version is '{}'\n"
     assert _ids(old_header.format("8.6", "8.5"), kb)[0] == "triton-too-old-for-cuda"
     assert _ids(old_header.format("8.7", "8.4"), kb)[0] == "triton-unsupported-arch"  # a Blackwell target's PTX
+
+
+def test_a_report_that_lists_errors_it_did_not_see_names_none_of_them(kb):
+    # the "GPU state after a failed P2P test" section of a real report (an RTX PRO 6000 pair whose NCCL P2P hangs):
+    # the kernel log was clean, and the report says so by naming what was absent
+    text = ("No related errors were observed in the kernel log:\n\n* No `NVRM: Xid`\n* No AER PCIe errors\n"
+            "* No `GPU has fallen off the bus`\n")
+    assert not api.diagnose_texts([("gpu-state.txt", text)], kb=kb).findings
+    # the same words as the driver prints them are the failure
+    seen = "NVRM: GPU 0000:06:00.0: GPU has fallen off the bus.\n"
+    first = _first(api.diagnose_texts([("dmesg.txt", seen)], kb=kb))
+    assert first is not None and first.rule_id == "xid-fallen-off-bus"
+
+
+def test_a_negation_in_a_program_line_does_not_hide_the_error_after_it(kb):
+    from diagnose.engine import scope
+    from diagnose.engine.match import Hit
+    from diagnose.kb.compiled import CompiledSignal
+    from diagnose.model import Evidence
+
+    def negated(line: str, pattern: str) -> bool:
+        hit = Hit(CompiledSignal(id="s", weight=0.5, regex=pattern), Evidence("x", 1, line, "s", "server-log", None),
+                  {}, (0, 1))
+        return scope.negated(hit)
+
+    assert negated("* No `GPU has fallen off the bus`", "has fallen off the bus")
+    assert negated("We did not see any Xid 79 in dmesg on either node", "Xid 79")
+    assert negated("- no `CUDA out of memory` errors since the upgrade", "CUDA out of memory")
+    # a program's own words around the error: "No" and "not" belong to the message, not to a report
+    assert not negated("ERROR: No matching distribution found for torch==2.1.0", "matching distribution found")
+    assert not negated("RuntimeError: No CUDA GPUs are available", "No CUDA GPUs are available")
+    assert not negated("OSError: could not load library libcudnn_ops.so.9", "load library")

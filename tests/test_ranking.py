@@ -178,3 +178,12 @@ def test_an_english_error_written_against_chinese_text_still_matches_its_signals
     first = api.diagnose_texts([("report.md", "显示HeaderTooLarge\n")], kb=kb).findings[0]
     assert first.rule_id == "checkpoint-corrupt-or-incomplete"
     assert first.evidence[0].text == "显示HeaderTooLarge"  # the evidence is the line as written
+
+
+def test_a_line_the_generic_rule_takes_only_with_its_catch_all_belongs_to_the_cause_it_names(kb):
+    # NCCL's WARN for a collective captured into a CUDA graph (a TP=2 engine with graphs on): nccl-other takes the
+    # line only as "an NCCL WARN", the capture rule by the words that name the failure
+    line = "misc/strongstream.cc:378 NCCL WARN Cuda failure 'operation failed due to a previous error during capture'\n"
+    diagnosis = api.diagnose_texts([("nccl-debug.log", line)], kb=kb)
+    assert diagnosis.findings[0].rule_id == "cuda-graph-capture-failed"
+    assert [s.rule_id for s in diagnosis.findings[0].symptoms] == ["nccl-other"]

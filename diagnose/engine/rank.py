@@ -24,6 +24,7 @@ CONTRADICT = 0.6
 FIXED_IN_KEEPS = 0.35
 SYMPTOM_SUPPORT = 0.3
 SPECIFIC_LINE = 0.7  # a line matched at this weight names its cause by itself
+OUTWEIGHS = 1.8  # ... or at this many times the generic symptom's weight on it
 UNSUPPORTED_CAUSE = 0.8  # a cause seen only on its symptom's line stays below the symptom
 MAX_EVIDENCE = 8
 FOREIGN_CONTRADICT = 0.4  # a contradiction from another environment's package list
@@ -301,6 +302,10 @@ def _stands_apart(cause: Candidate, symptom: Candidate) -> bool:
     """Has the cause evidence of its own beyond the symptom's lines (another line, a fact), or is the
     shared line itself specific to the cause (a weight for lines only this cause prints)?"""
     if cause.confidence >= SPECIFIC_LINE * cause.scale or _own_lines(cause) - _own_lines(symptom):
+        return True
+    if cause.confidence >= OUTWEIGHS * symptom.confidence:
+        # the generic rule took the line only with a catch-all ("NCCL WARN ..."), the cause with the words that
+        # name it ("NCCL WARN Cuda failure 'operation failed due to a previous error during capture'")
         return True
     return any(r.startswith("+ ") for r in cause.reasons) or any(e.kind == "facts" for e in cause.evidence)
 

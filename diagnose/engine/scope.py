@@ -5,6 +5,8 @@
   only when the named group is a key of the table.
 - prose: a signal matches an error message quoted inside a sentence too (an issue title, a chat
   message, other languages around it); a cause named only from prose is a little less sure and says so.
+- negation: a report that lists what it did NOT see ("* No `GPU has fallen off the bus`", "we did not see
+  `Xid 79`", "there is no `NCCL WARN`") names an error to rule it out; such a hit is dropped.
 - `scope: cut-traceback`: when a pasted log ends inside a traceback, before its exception line,
   the frames it does show still point somewhere (a DeepGEMM call in the FP8 path, a scheduler
   frame at KV-cache initialisation). Such frame signals count only there, and the finding says
@@ -38,6 +40,34 @@ LOG_START = lazy_re.compile(
 , module=regex)
 
 
+# a negation right before the matched error, in the words of a report: always (a verb that says it was not seen) ...
+NEGATED_ALWAYS = lazy_re.compile(
+    r"(?i)(?:\b(?:never|not) (?:saw|seen|see|seeing|got|get|getting|had|observed?|observing|found|find|show(?:ing|s|n)?|hit|encounter(?:ed)?)"
+    r"|\b(?:did|do|does|have|has|had|was|were|is|are)(?: not|n't) (?:see|seen|get|got|observe|observed|find|found|show|shown|hit|encounter|encountered|logged|printed|reported)"
+    r"|\bthere (?:is|was|were|are) no|\bno (?:sign|trace|mention|occurrences?|instances?) of|\babsence of|\bfree of)"
+    r"(?: any| an?| the)?\s*(?:[`'\"\u201c\u2018]\s*(?:[^\s`'\"\u201d\u2019]+\s+){0,4}|(?:[\w.:-]+\s+){0,2})$", module=regex)
+# ... or a bare "no" / "without" / "nor" when the error is quoted after it, or the line is a list item or a sentence
+NEGATED_QUOTED = lazy_re.compile(
+    r"(?i)(?:^|[\s*>(,;:-])(?:no|without(?: any)?|nor)\s*[`'\"\u201c\u2018]\s*(?:[^\s`'\"\u201d\u2019]+\s+){0,4}$", module=regex)
+NEGATED_BARE = lazy_re.compile(r"(?i)(?:^|[\s*>(,;:-])(?:no|without(?: any)?|nor)\s+$", module=regex)
+LIST_ITEM = lazy_re.compile(r"^\s*(?:[*\u2022-]|\d+[.)])\s+\S", module=regex)
+
+
+def negated(hit: Hit) -> bool:
+    """Does the line name the matched error to say it was not seen ("* No `GPU has fallen off the bus`")?"""
+    sig = hit.signal
+    if not sig.regex:
+        return False
+    text = hit.evidence.text
+    m = lazy_re.regex_compile(sig.regex).search(text)
+    if not m or not m.start():
+        return False
+    before = text[:m.start()]
+    if NEGATED_ALWAYS.search(before) or NEGATED_QUOTED.search(before):
+        return True
+    return bool(NEGATED_BARE.search(before)) and (bool(LIST_ITEM.match(text)) or looks_like_prose(text))
+
+
 def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int],
           last_frames: dict[int, int] | None = None) -> dict[str, list[Hit]]:
     """The hits whose context holds; the others are dropped before any rule is assessed. `cut`: where the frames
@@ -54,6 +84,8 @@ def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int],
 def _holds(hit: Hit, kb: KnowledgeBase, cut: dict[int, int], keys: dict[tuple[str, str], set[str]],
            last_frames: dict[int, int]) -> bool:
     sig = hit.signal
+    if negated(hit):
+        return False
     if sig.scope in ("cut-traceback", "cut-last-frame"):
         source, line = hit.position
         if source not in cut or line < cut[source] - 1:
