@@ -33,7 +33,10 @@ SHRINK = 2.0
 FIRST_MEASURED = {
     "holdout10": "5fc741b", "holdout11": "e69dbf1", "holdout12": "a647d1b", "holdout13": "5e90d98",
     "holdout14": "1d30761", "holdout15": "f5c24a7", "holdout16": "b995ec9", "holdout17": "15697bb",
-    "holdout18": "ac907c2", "holdout19": "b6d9f89",
+    "holdout18": "ac907c2", "holdout19": "b6d9f89", "holdout20": "f4a387e", "holdout21": "bd6c062",
+    "holdout22": "56ba77a", "holdout23": "f81467e", "holdout24": "9a7e96f", "holdout25": "e4f7584",
+    "holdout26": "0d431bd", "holdout27": "174daa2", "holdout28": "9aa23be", "holdout29": "d66a69c",
+    "holdout30": "f7c1766", "holdout31": "c600590", "holdout32": "d7920dd", "holdout33": "8854f30",
 }
 
 DUMP = r"""

@@ -339,3 +339,5 @@ def test_a_negation_in_a_program_line_does_not_hide_the_error_after_it(kb):
     assert not negated("ERROR: No matching distribution found for torch==2.1.0", "matching distribution found")
     assert not negated("RuntimeError: No CUDA GPUs are available", "No CUDA GPUs are available")
     assert not negated("OSError: could not load library libcudnn_ops.so.9", "load library")
+    assert not negated("Could not find libcudart.so.12 in the library path", r"libcudart\.so")
+    assert not negated("Error: there is no NVIDIA driver on your system", "NVIDIA driver on your system")

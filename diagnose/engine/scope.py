@@ -42,11 +42,12 @@ LOG_START = lazy_re.compile(
 
 # a negation right before the matched error, in the words of a report: always (a verb that says it was not seen) ...
 NEGATED_ALWAYS = lazy_re.compile(
-    r"(?i)(?:\b(?:never|not) (?:saw|seen|see|seeing|got|get|getting|had|observed?|observing|found|find|show(?:ing|s|n)?|hit|encounter(?:ed)?)"
-    r"|\b(?:did|do|does|have|has|had|was|were|is|are)(?: not|n't) (?:see|seen|get|got|observe|observed|find|found|show|shown|hit|encounter|encountered|logged|printed|reported)"
-    r"|\bthere (?:is|was|were|are) no|\bno (?:sign|trace|mention|occurrences?|instances?) of|\babsence of|\bfree of)"
+    # (not "could not find" / "did not find": a program's own words for something missing)
+    r"(?i)(?:\b(?:never|not) (?:saw|seen|see|seeing|got|get|getting|had|observed?|observing|show(?:ing|s|n)?|hit|encounter(?:ed)?)"
+    r"|\b(?:did|do|does|have|has|had|was|were|is|are)(?: not|n't) (?:see|seen|get|got|observe|observed|show|shown|hit|encounter|encountered)"
+    r"|\bno (?:sign|trace|mention|occurrences?|instances?) of|\babsence of)"
     r"(?: any| an?| the)?\s*(?:[`'\"\u201c\u2018]\s*(?:[^\s`'\"\u201d\u2019]+\s+){0,4}|(?:[\w.:-]+\s+){0,2})$", module=regex)
-# ... or a bare "no" / "without" / "nor" when the error is quoted after it, or the line is a list item or a sentence
+# ... or a bare "no" / "without" / "nor" when the error is quoted after it, or the line is a list item
 NEGATED_QUOTED = lazy_re.compile(
     r"(?i)(?:^|[\s*>(,;:-])(?:no|without(?: any)?|nor)\s*[`'\"\u201c\u2018]\s*(?:[^\s`'\"\u201d\u2019]+\s+){0,4}$", module=regex)
 NEGATED_BARE = lazy_re.compile(r"(?i)(?:^|[\s*>(,;:-])(?:no|without(?: any)?|nor)\s+$", module=regex)
@@ -65,7 +66,8 @@ def negated(hit: Hit) -> bool:
     before = text[:m.start()]
     if NEGATED_ALWAYS.search(before) or NEGATED_QUOTED.search(before):
         return True
-    return bool(NEGATED_BARE.search(before)) and (bool(LIST_ITEM.match(text)) or looks_like_prose(text))
+    # unquoted, only in a list of what was checked ("* no AER errors"): "there is no NVIDIA driver" is a program's error
+    return bool(NEGATED_BARE.search(before)) and bool(LIST_ITEM.match(text))
 
 
 def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int],
