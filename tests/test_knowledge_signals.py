@@ -341,3 +341,15 @@ def test_a_negation_in_a_program_line_does_not_hide_the_error_after_it(kb):
     assert not negated("OSError: could not load library libcudnn_ops.so.9", "load library")
     assert not negated("Could not find libcudart.so.12 in the library path", r"libcudart\.so")
     assert not negated("Error: there is no NVIDIA driver on your system", "NVIDIA driver on your system")
+
+
+def test_a_help_screen_is_not_a_refused_command_line(kb):
+    # `vllm --help`: argparse's banner, then the whole help; a refused command line prints the banner and an error
+    banner = "usage: vllm [-h] [-v] {chat,complete,serve} ...\n"
+    help_screen = (banner + "\nvLLM CLI\n\npositional arguments:\n  {chat,complete,serve}\n\noptions:\n"
+                   "  -h, --help            show this help message and exit\n"
+                   "  -v, --version         show program's version number and exit\n")
+    assert not api.diagnose_texts([("console.log", help_screen)], kb=kb).findings
+    refused = (FIXTURES / "unknown-launch-argument--repro-vllm-0.33" / "vllm-serve.log").read_text()
+    first = _first(api.diagnose_texts([("vllm-serve.log", refused)], kb=kb))
+    assert first is not None and first.rule_id == "unknown-launch-argument"
