@@ -4,6 +4,7 @@
 # rank 1 asks for cuda:1 on a node with one GPU), then, in a second run, with LOCAL_RANK (the fix). The process group
 # is gloo so that both ranks may share the one GPU. Output: $OUT/global-rank.log and $OUT/local-rank.log.
 # usage: OUT=/some/dir scripts/repro_global_rank.sh
+# (written for the lent GPU machine; not yet run: none could be started in the session that wrote it)
 set -u
 out=${OUT:-/tmp/repro-global-rank}; mkdir -p "$out"
 prog=$(mktemp --suffix=.py)
