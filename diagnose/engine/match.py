@@ -40,6 +40,7 @@ GRAM = 3  # the q-gram bound that keeps rapidfuzz unimported on lines no fuzzy s
 BOUNDED_LINES = 64  # error-line shapes checked by that bound (in Python) before rapidfuzz is imported anyway
 MAX_HITS_PER_SIGNAL = 20
 MAX_ERROR_LINES = 200
+BEFORE = 200  # characters before a regex hit kept with it (what a negation of it would be written in)
 MAX_FUZZY_CACHE = 4096  # line templates whose fuzzy verdicts are kept (the cache starts over past it)
 
 
@@ -77,6 +78,7 @@ class Hit:
     evidence: Evidence
     groups: dict[str, str]
     position: tuple[int, int]
+    before: str = ""  # up to BEFORE characters of the line before the match (a report's negation: engine/scope.py)
 
 
 @record(eq=False)
@@ -215,7 +217,7 @@ class Matcher:
             if m:
                 evidence = Evidence(self.source, lineno, text.strip(), sig.id, kind, host.log_time(text))
                 groups = {k: v for k, v in m.groupdict().items() if v}
-                hits.append(Hit(sig, evidence, groups, position))
+                hits.append(Hit(sig, evidence, groups, position, subject[max(m.start() - BEFORE, 0):m.start()]))
                 self.counts[id(sig)] += 1
                 if self.counts[id(sig)] >= MAX_HITS_PER_SIGNAL and all(
                         self.counts[id(other)] >= MAX_HITS_PER_SIGNAL for _, other in self.by_pattern[sig.regex]):

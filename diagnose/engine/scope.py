@@ -54,20 +54,15 @@ NEGATED_BARE = lazy_re.compile(r"(?i)(?:^|[\s*>(,;:-])(?:no|without(?: any)?|nor
 LIST_ITEM = lazy_re.compile(r"^\s*(?:[*\u2022-]|\d+[.)])\s+\S", module=regex)
 
 
-def negated(hit: Hit) -> bool:
-    """Does the line name the matched error to say it was not seen ("* No `GPU has fallen off the bus`")?"""
-    sig = hit.signal
-    if not sig.regex:
+def negated(before: str, line: str) -> bool:
+    """Does `line` name the error that follows `before` (the line's text up to the match) to say it was not seen
+    ("* No `GPU has fallen off the bus`")?"""
+    if not before:
         return False
-    text = hit.evidence.text
-    m = lazy_re.regex_compile(sig.regex).search(text)
-    if not m or not m.start():
-        return False
-    before = text[:m.start()]
     if NEGATED_ALWAYS.search(before) or NEGATED_QUOTED.search(before):
         return True
     # unquoted, only in a list of what was checked ("* no AER errors"): "there is no NVIDIA driver" is a program's error
-    return bool(NEGATED_BARE.search(before)) and bool(LIST_ITEM.match(text))
+    return bool(NEGATED_BARE.search(before)) and bool(LIST_ITEM.match(line))
 
 
 def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int],
@@ -86,7 +81,7 @@ def admit(hits: dict[str, list[Hit]], kb: KnowledgeBase, cut: dict[int, int],
 def _holds(hit: Hit, kb: KnowledgeBase, cut: dict[int, int], keys: dict[tuple[str, str], set[str]],
            last_frames: dict[int, int]) -> bool:
     sig = hit.signal
-    if negated(hit):
+    if negated(hit.before, hit.evidence.text):
         return False
     if sig.scope in ("cut-traceback", "cut-last-frame"):
         source, line = hit.position
