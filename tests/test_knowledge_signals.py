@@ -350,3 +350,15 @@ def test_a_help_screen_is_not_a_refused_command_line(kb):
     refused = (FIXTURES / "unknown-launch-argument--repro-vllm-0.33" / "vllm-serve.log").read_text()
     first = _first(api.diagnose_texts([("vllm-serve.log", refused)], kb=kb))
     assert first is not None and first.rule_id == "unknown-launch-argument"
+
+
+def test_a_model_class_missing_from_transformers_is_named_by_its_model_type_whatever_its_spelling(kb):
+    # Qwen2VLForConditionalGeneration is the class of model_type qwen2_vl (open-compass/VLMEvalKit, transformers 4.44)
+    line = ("ImportError: cannot import name 'Qwen2VLForConditionalGeneration' from 'transformers' "
+            "(/root/miniconda3/envs/qwen/lib/python3.10/site-packages/transformers/__init__.py)\n")
+    d = api.diagnose_texts([("traceback.txt", line), ("pip-freeze.txt", "transformers==4.44.2\ntorch==2.4.0\n")], kb=kb)
+    top = d.findings[0]
+    assert top.rule_id == "transformers-unknown-model-type"
+    assert any("qwen2_vl needs transformers >=" in r and "4.44.2 is installed" in r for r in top.reasons)
+    other = line.replace("Qwen2VLForConditionalGeneration", "NoSuchThingForConditionalGeneration")
+    assert not api.diagnose_texts([("traceback.txt", other)], kb=kb).findings

@@ -193,3 +193,23 @@ def test_a_case_folder_with_invalid_yaml_is_one_line_naming_the_file_and_line(tm
     err = result.stderr.decode().strip().splitlines()
     assert len(err) == 1 and "expected.yaml:2" in err[0] and "not valid YAML" in err[0]
     assert b"Traceback" not in result.stderr
+
+
+def test_examples_are_matched_as_the_engine_sees_a_chinese_line(kb):
+    # the matcher sets a run of Han characters apart from an adjacent ASCII word ("tp只能" is read as "tp 只能"), so a
+    # signal written against the unspaced text never fires at run time; the example check must see the same line
+    from types import SimpleNamespace
+
+    line = "LMDeploy部署 tp只能支持2的n次方吗"
+    unspaced = SimpleNamespace(regex="tp只能支持2的n次方", fuzzy=None, cuda_error=None, known_in=None)
+    spaced = SimpleNamespace(regex=r"tp\s?只能\s?支持\s?2\s?的\s?n\s?次方", fuzzy=None, cuda_error=None, known_in=None)
+    assert not _signal_matches(unspaced, line)
+    assert _signal_matches(spaced, line)
+    assert api_first(kb, line) == "parallel-size-not-divisor"
+
+
+def api_first(kb, text):
+    from diagnose import api
+
+    findings = api.diagnose_texts([("title.txt", text + "\n")], kb=kb).findings
+    return findings[0].rule_id if findings else None

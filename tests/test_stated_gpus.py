@@ -94,3 +94,30 @@ def test_an_engine_set_up_for_bfloat16_on_a_gpu_without_it_is_the_bf16_failure(k
 def test_the_same_engine_config_alone_or_on_an_ampere_gpu_is_no_finding(kb):
     for texts in ([("server.log", ENGINE)], [("server.log", ENGINE), ("report.md", "GPU: A100-SXM4-80GB\n")]):
         assert all(f.rule_id != "bf16-unsupported-gpu" for f in api.diagnose_texts(texts, kb=kb).findings)
+
+
+@pytest.mark.parametrize("line, index, name, cc", [
+    ("  Device 0: NVIDIA GeForce GTX 765M, compute capability 3.0", 0, "NVIDIA GeForce GTX 765M", "3.0"),  # ollama PR 1834
+    ("  Device 1: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes", 1, "NVIDIA GeForce RTX 3090", "8.6"),
+    ("2024/01/14 19:50:06 gpu.go:138: CUDA GPU is too old. Falling back to CPU mode. Compute Capability detected: 5.2",
+     None, None, "5.2"),  # ollama#1992
+])
+def test_a_device_list_of_llama_cpp_or_ollama_is_a_gpu_seen_with_its_capability(line, index, name, cc, kb):
+    facts = api.diagnose_texts([("server.log", line + "\n")], kb=kb).facts
+    assert [(g.index, g.name, g.compute_capability) for g in facts.gpus] == [(index, name, cc)]
+
+
+def test_a_gpu_a_reporter_says_they_have_is_stated_with_its_capability(kb):
+    line = "I have a gtx 950M (maybe it's too old ^^'), cuda 12.3, Nvidia driver 545.23.08, ubuntu 22.04.3\n"
+    facts = api.diagnose_texts([("prose.txt", line)], kb=kb).facts
+    assert facts.stated_gpus["gtx 950M"]["compute_capability"] == "5.0"  # a Maxwell notebook part (legacy GPU table)
+    assert facts.gpus == []
+
+
+def test_a_kepler_device_in_a_failing_llama_cpp_log_is_a_gpu_too_old(kb):
+    log = ("ggml_init_cublas: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce GTX 765M, compute capability 3.0\n\n"
+           "cuBLAS error 3 at /go/src/github.com/jmorganca/ollama/llm/llama.cpp/gguf/ggml-cuda.cu:5552\n")
+    assert api.diagnose_texts([("server.log", log)], kb=kb).findings[0].rule_id == "gpu-capability-too-low"
+    healthy = log.replace("GTX 765M, compute capability 3.0", "RTX 3090, compute capability 8.6").replace(
+        "cuBLAS error 3 at /go/src/github.com/jmorganca/ollama/llm/llama.cpp/gguf/ggml-cuda.cu:5552\n", "")
+    assert api.diagnose_texts([("server.log", healthy)], kb=kb).findings == []

@@ -91,6 +91,17 @@ LOOKS_LIKE_GPU = lazy_re.compile(
     r"|(?<![\w.])(?:[2-5]0[5-9]0|1[0-6][5-8]0)\s*(?:ti|super)?(?![\w.])")
 STATED_GPU_HEADINGS = {"gpu", "gpus", "gpu model", "gpu models", "gpu type", "gpu name", "graphics card", "nvidia gpu",
                        "gpu hardware"}
+# a device list that gives each GPU's compute capability: llama.cpp / ggml "  Device 0: NVIDIA GeForce GTX 765M, compute
+# capability 3.0, VMM: yes", Ollama's "CUDA Compute Capability detected: 5.2" (0.1.x) and its "inference compute" line
+# ("... compute=8.6 driver=12.4 name="NVIDIA GeForce RTX 3090" ...")
+GGML_DEVICE = lazy_re.compile(r"^\s*Device (\d{1,2}): ([^,\n]{2,80}), compute capability (\d{1,2}\.\d)\b")
+OLLAMA_CC = lazy_re.compile(r"\bCompute Capability detected: (\d{1,2}\.\d)\b")
+OLLAMA_COMPUTE = lazy_re.compile(r'\binference compute\b.*?\bcompute=(\d{1,2}\.\d)\b(?:.*?\bname="?([^"\n]{2,80})"?)?')
+# a report's sentence naming its GPU: "I have a gtx 950M (maybe it's too old)", "I'm using an RTX 3090"
+STATED_GPU_PROSE = lazy_re.compile(
+    r"\bI(?:'m| am)? (?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?"
+    r"(?P<value>(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super|M))?|"
+    + GPU_MODEL + r"))(?![\w.])", regex.IGNORECASE)
 GLIBC_IN_PLATFORM = lazy_re.compile(r"-with-glibc(\d+\.\d+)\b|\bldd \(.{0,60}\) (\d+\.\d+)\s*$", module=regex)
 
 
@@ -135,6 +146,8 @@ def line_facts(line: str) -> Facts | None:
         facts = _collect_env_fact(COLLECT_ENV[key], line.split(":", 1)[1].strip())
     elif "Cuda compilation tools" in line and (m := NVCC_RELEASE.search(line)):
         facts = Facts(toolkit_cuda=m[1])
+    elif "ompute" in line and (found := _device_capability(line)):
+        facts = found
     elif ("GPU" in line or "gpu" in line or "显卡" in line or "Graphics" in line) and (
             (m := STATED_GPU.match(line)) or (len(line) < 60 and (m := STATED_GPU_BARE.match(line)))) or (
             len(line) < 40 and line[:1] in GPU_ALONE_START and (m := STATED_GPU_ALONE.match(line))):
@@ -144,6 +157,8 @@ def line_facts(line: str) -> Facts | None:
     elif '"model_type"' in line:
         if m := regex.search(r'"model_type"\s*:\s*"([\w.-]+)"', line):
             facts = Facts(model_types=[m[1]])
+    if facts is None and "I" in line and (m := STATED_GPU_PROSE.search(line)):
+        facts = stated_gpu(m["value"])
     if facts is None and len(line) < 260 and SETUP_CUE.search(line) and (m := SETUP_LINE.match(line)):
         if what := SETUP_FACTS.get(m[1].strip().lower()):
             facts = _setup_fact(what, m[2].strip(" *`"))
@@ -154,6 +169,17 @@ def line_facts(line: str) -> Facts | None:
     if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)
     return facts
+
+
+def _device_capability(line: str) -> Facts | None:
+    """A GPU and its compute capability as a llama.cpp / Ollama device list prints them."""
+    if m := GGML_DEVICE.match(line):
+        return Facts(gpus=[GPU(index=int(m[1]), name=m[2].strip(), compute_capability=m[3])])
+    if m := OLLAMA_COMPUTE.search(line):
+        return Facts(gpus=[GPU(name=m[2], compute_capability=m[1])])
+    if m := OLLAMA_CC.search(line):
+        return Facts(gpus=[GPU(compute_capability=m[1])])
+    return None
 
 
 GPU_ALONE_START = frozenset("0123456789ABGHLNPQRTVabghlnpqrtv-*• ")  # how a STATED_GPU_ALONE line can start

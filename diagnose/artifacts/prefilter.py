@@ -51,6 +51,10 @@ STRUCTURE: list[tuple[str, int]] = [
     # the lines host.line_facts reads a fact from (an Xid, the module's version, the kernel release ...);
     # other NVRM lines reach the matcher only through a signal of their own
     (r"NVRM: Xid|NVIDIA UNIX|Linux version|^Linux \S+ \d|/sys/module/|\"model_type\"", 0),
+    # a device list's compute capability (host.GGML_DEVICE, OLLAMA_CC, OLLAMA_COMPUTE) and a report's "I have a GTX 950M"
+    (r"^\s*Device \d{1,2}: [^,\n]{2,80}, compute capability \d|Compute Capability detected: \d|inference compute.{0,200}compute=\d", 0),
+    (r"(?i)\bI(?:'m| am)? (?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?(?:NVIDIA\s+)?"
+     r"(?:GeForce\s+|Tesla\s+|Quadro\s+)?(?:[RG]TX\s?\d{3,4}|[ABHLTVP]\d{1,3}(?![\w.])|GB\d{2,3}|A\d{4})", 0),
     (r"^(?:export )?(?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_\w+=", 0),
     # a report's setup list (host.SETUP_FACTS: torch's version and CUDA, the toolkit's release) and `nvcc -V`
     (r"(?i)^[\s*>-]{0,6}\**(?:(?:py)?torch(?: version)?|(?:system |local |installed )?cuda(?: toolkit| runtime)?"

@@ -99,8 +99,9 @@ def model_type_transformers(
         types.append(named)
     for model_type in types:
         for row in _rows(table):
-            if row.get("model_type") != model_type:
+            if squash(str(row.get("model_type"))) != squash(model_type):
                 continue
+            model_type = str(row.get("model_type"))
             needed = str(row.get("transformers", ""))
             if not installed:
                 return None, f"{model_type} needs transformers >= {needed}", {"expected": needed}
@@ -198,4 +199,10 @@ def table_keys(data: dict[str, Any], column: str) -> set[str]:
     keys = {str(r.get(column)) for r in rows if isinstance(r, dict) and r.get(column)}
     if column == "model_type":
         keys.update(str(k) for k in data.get("floor_model_types") or [])
+        keys.update([squash(k) for k in keys])  # a class name's prefix: Qwen2VL... is qwen2_vl
     return keys
+
+
+def squash(model_type: str) -> str:
+    """A model type as a class name spells it: lower case, no underscores (Qwen2VLConfig -> qwen2vl = qwen2_vl)."""
+    return model_type.lower().replace("_", "")

@@ -82,7 +82,10 @@ def _signal_matches(sig: Any, line: str) -> bool:
 
         return bool(_compiled(shipped_signal_regex(sig.cuda_error)).search(line))
     if sig.regex is not None:
-        m = _compiled(sig.regex).search(line)
+        from diagnose.engine.match import cjk_spaced
+
+        # as the matcher sees the line: a run of Chinese / Japanese / Korean set apart from ASCII words by a space
+        m = _compiled(sig.regex).search(line if line.isascii() else cjk_spaced(line))
         known_in = getattr(sig, "known_in", None)
         if m and known_in:  # the matched entity must be one the compat table knows
             spec = known_in if isinstance(known_in, dict) else known_in.model_dump()
