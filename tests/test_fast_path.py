@@ -105,8 +105,8 @@ def test_a_cached_database_answers_with_the_ids_it_was_asked_for(tmp_path):
     flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_ALLOWEMPTY
     for pid in (7, 8):
         db, _ = prefilter.compile_database([(r"GLIBC_2\.\d+' not found", pid)], flags, tmp_path, "hs-digits")
-        seen = []
-        db.scan(b"version `GLIBC_2.34' not found", match_event_handler=lambda i, *_: seen.append(i))
+        seen: list[int] = []
+        db.scan(b"version `GLIBC_2.34' not found", match_event_handler=lambda i, *_, into=seen: into.append(i))
         assert seen == [pid]
 
 

@@ -4,7 +4,6 @@ it decides compute-capability conditions where no artifact lists the GPUs, and n
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIXTURES
 
 from diagnose import api

@@ -13,6 +13,7 @@ over each block: the same lines come out, about a hundred times slower.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 from bisect import bisect_right
@@ -219,10 +220,8 @@ class Prefilter:
         if self._digit_ids is None:
             texts = "\n".join(p.text for p in self.patterns)
             path = self._cache_dir / f"digits-{cache.key(texts.encode())}.txt" if self._cache_dir else None
-            try:
+            with contextlib.suppress(OSError, ValueError):  # no cached list, or a damaged one: worked out below
                 self._digit_ids = frozenset(int(x) for x in path.read_text().split()) if path else None
-            except (OSError, ValueError):
-                pass
             if self._digit_ids is None:  # about 0.1 s for the KB's patterns: kept beside its databases
                 self._digit_ids = frozenset(i for i, p in enumerate(self.patterns) if digit_sensitive(p.text))
                 if path:
@@ -529,7 +528,8 @@ def digit_sensitive(pattern: str) -> bool:
     """Can a line's digits change whether (or where) `pattern` matches it? True for a literal digit, a class
     with some digits but not all, a backreference, or a pattern the stdlib parser does not read."""
     try:
-        from re import _constants as sre, _parser as sre_parse  # type: ignore[attr-defined]
+        from re import _constants as sre  # type: ignore[attr-defined]
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # Python 3.10
         import sre_constants as sre  # type: ignore[no-redef]
         import sre_parse  # type: ignore[no-redef]

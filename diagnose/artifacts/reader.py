@@ -58,7 +58,8 @@ class LineHints:
         return self.pids.get(lineno - self.first) is not None
 
     def __getitem__(self, lineno: int) -> Any:
-        return self.hint(self.pids.get(lineno - self.first))
+        pids = self.pids.get(lineno - self.first)
+        return self.hint(pids if pids is not None else set())  # never None: `in` is asked first
 
 
 class RunPids:

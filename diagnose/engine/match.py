@@ -55,7 +55,8 @@ ASCII_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 
 
 def cjk_spaced(text: str) -> str:
-    parts, at = [], 0
+    parts: list[str] = []
+    at = 0
     for m in CJK_RUN.finditer(text):
         start, end = m.span()
         if start and text[start - 1] in ASCII_WORD:
@@ -268,7 +269,7 @@ class Matcher:
             assert sig.fuzzy is not None
             if len(line) < len(sig.fuzzy) * 0.5:
                 continue
-            if grams is not None:
+            if grams is not None and self._gram_bounds is not None:
                 if not may_reach(self._gram_bounds[id(sig)], line, grams):
                     continue  # too few shared 3-grams for partial_ratio to reach the threshold
                 if fuzz is None:
