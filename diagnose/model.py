@@ -139,6 +139,9 @@ class Facts:
     model_path: str | None = None  # the model the failing program loads, as its log names it
     script: str | None = None  # the top-level script of the failing traceback
     sdist: str | None = None  # the source distribution an install log shows pip fetching (the one it builds)
+    # processes a distributed launcher starts on each node (torchrun --nproc_per_node, LOCAL_WORLD_SIZE): a rank at or
+    # above it is not a local index
+    procs_per_node: str | None = None
     module_params: dict[str, dict[str, str]] = field(default_factory=dict)
     xids: list[Xid] = field(default_factory=list)
     topology: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -186,6 +189,7 @@ class Facts:
             "model_path",
             "script",
             "sdist",
+            "procs_per_node",
         ):
             if getattr(self, attr) is None:
                 setattr(self, attr, getattr(other, attr))

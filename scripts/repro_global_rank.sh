@@ -4,7 +4,7 @@
 # rank 1 asks for cuda:1 on a node with one GPU), then, in a second run, with LOCAL_RANK (the fix). The process group
 # is gloo so that both ranks may share the one GPU. Output: $OUT/global-rank.log and $OUT/local-rank.log.
 # usage: OUT=/some/dir scripts/repro_global_rank.sh
-# (written for the lent GPU machine; not yet run: none could be started in the session that wrote it)
+# Run on the lent H100 on 2026-12-07 (torch 2.11.0+cu130): fixtures/global-rank-as-device-index--repro-torchrun-2-nodes.
 set -u
 out=${OUT:-/tmp/repro-global-rank}; mkdir -p "$out"
 prog=$(mktemp --suffix=.py)
@@ -28,7 +28,9 @@ PY
 for mode in global local; do
   port=$((29600 + RANDOM % 300))
   for nr in 0 1; do
-    timeout 150 torchrun --nnodes=2 --nproc_per_node=1 --node_rank=$nr --master_addr=127.0.0.1 --master_port=$port "$prog" $mode &
+    cmd="torchrun --nnodes=2 --nproc_per_node=1 --node_rank=$nr --master_addr=127.0.0.1 --master_port=$port $prog $mode"
+    echo "+ $cmd"  # the launch each "node" ran, as a job script's `set -x` shows it
+    timeout 150 $cmd &
   done > "$out/$mode-rank.log" 2>&1
   wait
 done

@@ -362,3 +362,19 @@ def test_a_model_class_missing_from_transformers_is_named_by_its_model_type_what
     assert any("qwen2_vl needs transformers >=" in r and "4.44.2 is installed" in r for r in top.reasons)
     other = line.replace("Qwen2VLForConditionalGeneration", "NoSuchThingForConditionalGeneration")
     assert not api.diagnose_texts([("traceback.txt", other)], kb=kb).findings
+
+
+def test_a_rank_at_or_above_the_processes_per_node_that_asks_for_a_missing_gpu_used_its_global_rank(kb):
+    # scripts/repro_global_rank.sh: two torchrun "nodes" of one process each; rank 1 calls set_device(1) on a one-GPU node
+    log = ("[rank1]:     torch._C._cuda_setDevice(device)\n"
+           "[rank1]: torch.AcceleratorError: CUDA error: invalid device ordinal\n"
+           "[rank1]: GPU device may be out of range, do you have enough GPUs?\n")
+    two_nodes = "+ torchrun --nnodes=2 --nproc_per_node=1 --node_rank=1 --master_addr=127.0.0.1 --master_port=29650 train.py\n"
+    d = api.diagnose_texts([("server.log", log), ("command.txt", two_nodes)], kb=kb)
+    assert d.facts.procs_per_node == "1"
+    assert d.findings[0].rule_id == "global-rank-as-device-index"
+    assert any("at or above the processes started per node" in r for r in d.findings[0].reasons)
+    # the same error where the launch starts more processes per node than the failing rank: too many for the GPUs
+    one_node = "torchrun --nproc_per_node=8 train.py\n"
+    d = api.diagnose_texts([("server.log", log), ("command.txt", one_node)], kb=kb)
+    assert d.findings[0].rule_id == "tp-exceeds-gpu-count"

@@ -102,6 +102,9 @@ STATED_GPU_PROSE = lazy_re.compile(
     r"\bI(?:'m| am)? (?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?"
     r"(?P<value>(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super|M))?|"
     + GPU_MODEL + r"))(?![\w.])", regex.IGNORECASE)
+# a distributed launch's processes per node: torchrun / torch.distributed.launch "--nproc_per_node=8" ("--nproc-per-node 8"),
+# DeepSpeed "--num_gpus 8", torchrun's environment "LOCAL_WORLD_SIZE=8"
+PROCS_PER_NODE = lazy_re.compile(r"--(?:nproc[_-]per[_-]node|num[_-]gpus)[= ]+(\d{1,3})\b|\bLOCAL_WORLD_SIZE[=:]\s*(\d{1,3})\b")
 GLIBC_IN_PLATFORM = lazy_re.compile(r"-with-glibc(\d+\.\d+)\b|\bldd \(.{0,60}\) (\d+\.\d+)\s*$", module=regex)
 
 
@@ -148,6 +151,8 @@ def line_facts(line: str) -> Facts | None:
         facts = Facts(toolkit_cuda=m[1])
     elif "ompute" in line and (found := _device_capability(line)):
         facts = found
+    elif ("--n" in line or "LOCAL_WORLD_SIZE" in line) and (m := PROCS_PER_NODE.search(line)):
+        facts = Facts(procs_per_node=m[1] or m[2])
     elif ("GPU" in line or "gpu" in line or "显卡" in line or "Graphics" in line) and (
             (m := STATED_GPU.match(line)) or (len(line) < 60 and (m := STATED_GPU_BARE.match(line)))) or (
             len(line) < 40 and line[:1] in GPU_ALONE_START and (m := STATED_GPU_ALONE.match(line))):

@@ -54,6 +54,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"NVRM: Xid|NVIDIA UNIX|Linux version|^Linux \S+ \d|/sys/module/|\"model_type\"", 0),
     # a device list's compute capability (host.GGML_DEVICE, OLLAMA_CC, OLLAMA_COMPUTE) and a report's "I have a GTX 950M"
     (r"^\s*Device \d{1,2}: [^,\n]{2,80}, compute capability \d|Compute Capability detected: \d|inference compute.{0,200}compute=\d", 0),
+    (r"--(?:nproc[_-]per[_-]node|num[_-]gpus)[= ]+\d|LOCAL_WORLD_SIZE[=:]\s*\d", 0),  # host.PROCS_PER_NODE
     (r"(?i)\bI(?:'m| am)? (?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?(?:NVIDIA\s+)?"
      r"(?:GeForce\s+|Tesla\s+|Quadro\s+)?(?:[RG]TX\s?\d{3,4}|[ABHLTVP]\d{1,3}(?![\w.])|GB\d{2,3}|A\d{4})", 0),
     (r"^(?:export )?(?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_\w+=", 0),

@@ -159,6 +159,10 @@ def _compare(spec: dict[str, str], facts: Facts, groups: dict[str, str]) -> tupl
     label = spec["fact"].replace("_", " ")
     if not named or not known:
         return None, f"{spec['group']} {named or 'not in the line'} vs {label} {known or 'unknown'}", {}
+    if spec["relation"] == "at-least":
+        if not (named.isdigit() and str(known).isdigit()):
+            return None, f"{named} vs {label} {known}: not numbers", {}
+        return int(named) >= int(known), f"the line names {spec['group'].replace('_', ' ')} {named}; {label} is {known}", {}
     a, b = compat.release(named), compat.release(known)
     if not a or not b:
         return None, f"{named} vs {label} {known}: not versions", {}

@@ -92,11 +92,12 @@ class ModuleParam(Strict):
 
 class Compare(Strict):
     """A version a matched signal names (a group) against a fact: GLIBC_2.32 needed vs glibc 2.17
-    installed; libcudart.so.12 loaded vs torch built for CUDA 13."""
+    installed; libcudart.so.12 loaded vs torch built for CUDA 13; rank 1 failing where the launcher started one
+    process per node."""
 
     group: str
-    fact: Literal["glibc_version", "torch_cuda", "driver_version", "cuda_driver_version"]
-    relation: Literal["newer", "major-differs"]
+    fact: Literal["glibc_version", "torch_cuda", "driver_version", "cuda_driver_version", "procs_per_node"]
+    relation: Literal["newer", "major-differs", "at-least"]  # at-least: the line's number >= the fact's
 
 
 class MemoryElsewhere(Strict):
