@@ -378,3 +378,13 @@ def test_a_rank_at_or_above_the_processes_per_node_that_asks_for_a_missing_gpu_u
     one_node = "torchrun --nproc_per_node=8 train.py\n"
     d = api.diagnose_texts([("server.log", log), ("command.txt", one_node)], kb=kb)
     assert d.findings[0].rule_id == "tp-exceeds-gpu-count"
+
+
+def test_an_older_arch_refused_by_nvcc_is_a_toolkit_too_old_unless_the_toolkit_is_cuda_13(kb):
+    line = "nvcc fatal   : Unsupported gpu architecture 'compute_60'\n"  # caffe_rtpose#10: CUDA 7.5 on a Pascal GPU
+    d = api.diagnose_texts([("build.log", line)], kb=kb)
+    assert d.findings and d.findings[0].rule_id == "nvcc-too-old-for-gpu"
+    # CUDA 13 dropped sm_50 - sm_72: the same refusal from a 13.0 nvcc means the toolkit is too new
+    nvcc13 = "Cuda compilation tools, release 13.0, V13.0.48\n"
+    d = api.diagnose_texts([("build.log", line), ("nvcc-version.txt", nvcc13)], kb=kb)
+    assert not any(f.rule_id == "nvcc-too-old-for-gpu" for f in d.findings)

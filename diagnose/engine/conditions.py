@@ -77,6 +77,8 @@ def evaluate(
         known = getattr(facts, subject)
         label = subject.replace("_", " ")
         return satisfies(known, value), f"{label} {known or 'unknown'} vs {value}", {}
+    if subject == "toolkit_release":
+        return satisfies(facts.toolkit_cuda, value), f"CUDA toolkit (nvcc) {facts.toolkit_cuda or 'unknown'} vs {value}", {}
     if subject == "toolkit_cuda":
         toolkit, built = facts.toolkit_cuda, facts.torch_cuda
         if not toolkit or not built:

@@ -55,6 +55,7 @@ any all one two may might must our out via per each other some such more most ve
 errors failed fail failure true false none null line file files python site packages package lib usr local home
 root info debug warning warn traceback recent call last self return raise module run running
 following trying tried getting please help thanks anyone
+hpp cpp cxx cuh check checks value values unknown
 """
 STOP = frozenset(_STOP_WORDS.split())
 

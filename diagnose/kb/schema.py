@@ -125,6 +125,7 @@ class Condition(Strict):
     cuda_driver_version: Optional[str] = None
     torch_cuda: Optional[str] = None
     toolkit_cuda: Optional[Literal["mismatched", "matched"]] = None  # the CUDA toolkit's major vs torch's CUDA major
+    toolkit_release: Optional[str] = None  # the CUDA toolkit (nvcc) release satisfies the spec
     kernel_release: Optional[str] = None
     os: Optional[Literal["windows"]] = None  # the operating system a log shows (a C:\\ path, python.exe, win_amd64)
     kernel_module: Optional[Literal["open", "proprietary"]] = None
@@ -169,6 +170,7 @@ SUBJECTS = (
     "cuda_driver_version",
     "torch_cuda",
     "toolkit_cuda",
+    "toolkit_release",
     "kernel_release",
     "os",
     "kernel_module",
