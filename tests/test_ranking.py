@@ -80,7 +80,9 @@ def test_rules_draft_writes_a_rule_that_recognises_the_failure(tmp_path: Path):
     assert rule["examples"]["match"] == ["FluxCapacitorError: capacitor 0x7f00 overloaded at /opt/a/flux.py:33"]
     again = tmp_path / "again.log"
     again.write_text("FluxCapacitorError: capacitor 0x1 overloaded at /srv/b/flux.py:9\n")
-    found = run_cli("--rules", str(tmp_path / "draft" / "rules"), "--format", "json", str(again))
+    # a KB with an extra rules directory compiles its own Hyperscan databases on first use (about 40 s on one core of
+    # the development machine, more on a loaded runner): the limit guards against a hang, not a slow build
+    found = run_cli("--rules", str(tmp_path / "draft" / "rules"), "--format", "json", str(again), timeout=300)
     assert rule["id"] in found.stdout.decode()
 
 
