@@ -366,12 +366,15 @@ def test_a_model_class_missing_from_transformers_is_named_by_its_model_type_what
 
 def test_a_rank_at_or_above_the_processes_per_node_that_asks_for_a_missing_gpu_used_its_global_rank(kb):
     # scripts/repro_global_rank.sh: two torchrun "nodes" of one process each; rank 1 calls set_device(1) on a one-GPU node
-    log = ("[rank1]:     torch._C._cuda_setDevice(device)\n"
+    log = ("[rank1]: Traceback (most recent call last):\n"
+           "[rank1]:   File \"/work/train.py\", line 9, in <module>\n"
+           "[rank1]:     torch._C._cuda_setDevice(device)\n"
            "[rank1]: torch.AcceleratorError: CUDA error: invalid device ordinal\n"
            "[rank1]: GPU device may be out of range, do you have enough GPUs?\n")
     two_nodes = "+ torchrun --nnodes=2 --nproc_per_node=1 --node_rank=1 --master_addr=127.0.0.1 --master_port=29650 train.py\n"
     d = api.diagnose_texts([("server.log", log), ("command.txt", two_nodes)], kb=kb)
     assert d.facts.procs_per_node == "1"
+    assert d.facts.script == "/work/train.py"  # torchrun's "[rank1]: " prefix does not hide the failing script
     assert d.findings[0].rule_id == "global-rank-as-device-index"
     assert any("at or above the processes started per node" in r for r in d.findings[0].reasons)
     # the same error where the launch starts more processes per node than the failing rank: too many for the GPUs

@@ -35,7 +35,8 @@ QUOTED_MODEL = lazy_re.compile(
 FLAG_MODEL = lazy_re.compile(r"(?:^|\s)--model(?:-path)?[ =](?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
 # `vllm serve MODEL ...`: the model is the first word after the subcommand
 SERVE_MODEL = lazy_re.compile(r"(?:^|[\s$#>])vllm serve\s+(?P<m>[\w./~:@+][\w./~:@+-]{0,199})(?![^\s'\"])")
-MODULE_FRAME = lazy_re.compile(r'^\s*File "(?P<s>[\w./~+-]{1,300}\.py)", line \d+, in <module>')
+# (torchrun prefixes each line of a rank's output with "[rank1]: ")
+MODULE_FRAME = lazy_re.compile(r'^(?:\[rank\d{1,5}\]:)?\s*File "(?P<s>[\w./~+-]{1,300}\.py)", line \d+, in <module>')
 # pip fetching a source distribution, the one a failed build is of: `Downloading flash_attn-2.8.3.post2.tar.gz (8.5 MB)`
 SDIST = lazy_re.compile(r"^\s*(?:Downloading|Using cached) (?:\S*/)?(?P<p>[A-Za-z0-9][\w.]{0,80}?)-\d[\w.+!-]*\.(?:tar\.gz|zip)\b")
 UV_BUILD = lazy_re.compile(r"Failed to build `(?P<p>[A-Za-z0-9][\w.-]{0,80}?)(?: @ |==|`)")
