@@ -162,7 +162,7 @@ def line_facts(line: str) -> Facts | None:
     elif '"model_type"' in line:
         if m := regex.search(r'"model_type"\s*:\s*"([\w.-]+)"', line):
             facts = Facts(model_types=[m[1]])
-    if facts is None and "I" in line and (m := STATED_GPU_PROSE.search(line)):
+    if facts is None and ("I " in line or "I'm " in line) and (m := STATED_GPU_PROSE.search(line)):  # not "INFO"
         facts = stated_gpu(m["value"])
     if facts is None and len(line) < 260 and SETUP_CUE.search(line) and (m := SETUP_LINE.match(line)):
         if what := SETUP_FACTS.get(m[1].strip().lower()):

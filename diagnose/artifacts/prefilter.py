@@ -499,8 +499,10 @@ def compile_database(
     # a pattern Hyperscan refuses must not sink the others. Compiling each one alone to find out took two thirds of a
     # cold start (1,187 line patterns: 23 s, then 10 s for the database); instead the few written with a construct it
     # lacks are tried alone, and the rest are compiled at once, one by one only if that fails
-    suspect = [f for f in forms if HS_UNSUPPORTED.search(f[3])]
-    rest = [f for f in forms if not HS_UNSUPPORTED.search(f[3])]
+    suspect: list[tuple[bytes, int, int, str]] = []
+    rest: list[tuple[bytes, int, int, str]] = []
+    for form in forms:
+        (suspect if HS_UNSUPPORTED.search(form[3]) else rest).append(form)
     usable, left = _probe(hyperscan, suspect)
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:

@@ -99,14 +99,14 @@ def model_type_transformers(
         types.append(named)
     for model_type in types:
         for row in _rows(table):
-            if squash(str(row.get("model_type"))) != squash(model_type):
+            known = str(row.get("model_type"))  # the table's spelling of a class name's prefix (qwen2_vl for Qwen2VL)
+            if squash(known) != squash(model_type):
                 continue
-            model_type = str(row.get("model_type"))
             needed = str(row.get("transformers", ""))
             if not installed:
-                return None, f"{model_type} needs transformers >= {needed}", {"expected": needed}
+                return None, f"{known} needs transformers >= {needed}", {"expected": needed}
             state = release(installed) < release(needed)
-            detail = f"{model_type} needs transformers >= {needed}; {installed} is installed"
+            detail = f"{known} needs transformers >= {needed}; {installed} is installed"
             return state, detail, {"expected": needed}
     return None, "model type not in the table", {}
 
