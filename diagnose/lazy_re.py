@@ -141,6 +141,11 @@ class LazyPattern:
             raise AttributeError(name)
         return getattr(self.compiled(), name)
 
+    def text_and_flags(self) -> tuple[str, int]:
+        """The pattern's text and flags, without compiling it."""
+        pattern, flags, _ = self._source
+        return pattern, int(flags)
+
     def __reduce__(self) -> tuple[Any, ...]:
         pattern, flags, module = self._source
         return (module.compile, (pattern, flags))

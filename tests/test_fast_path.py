@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import signal
@@ -12,6 +13,7 @@ from conftest import FIXTURES
 from diagnose import api
 from diagnose.artifacts import prefilter, reader, sniff
 from diagnose.kb.selftest import find_cases
+from diagnose.record import asdict
 
 CASES = [c for c in find_cases(FIXTURES) if not c.expected.get("healthy")] + [
     c for c in find_cases(FIXTURES) if c.expected.get("healthy")
@@ -29,10 +31,13 @@ def summary(diagnosis):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_same_findings_every_line_and_through_the_block_prefilter(case, kb, monkeypatch):
-    every_line = summary(api.diagnose(case.artifacts(), kb=kb, use_prefilter=False))
+    every_line = api.diagnose(case.artifacts(), kb=kb, use_prefilter=False)
     monkeypatch.setattr(reader, "SMALL_INPUT", 0)  # force the block prefilter even on small inputs
-    through_blocks = summary(api.diagnose(case.artifacts(), kb=kb))
-    assert through_blocks[0] == every_line[0]
+    through_blocks = api.diagnose(case.artifacts(), kb=kb)
+    assert summary(through_blocks)[0] == summary(every_line)[0]
+    # and the same facts: a line host.py reads a fact from must pass the prefilter (its STRUCTURE patterns), or a
+    # large log loses the GPU, the driver or the package versions a small one of the same text gives
+    assert asdict(through_blocks.facts) == asdict(every_line.facts)
 
 
 def _record_repeat_hits(monkeypatch):
@@ -108,6 +113,46 @@ def test_a_cached_database_answers_with_the_ids_it_was_asked_for(tmp_path):
         seen: list[int] = []
         db.scan(b"version `GLIBC_2.34' not found", match_event_handler=lambda i, *_, into=seen: into.append(i))
         assert seen == [pid]
+
+
+def test_two_patterns_that_start_a_line_with_whitespace_both_report_every_line(tmp_path):
+    # Hyperscan 5.4 (via hyperscan 0.9.1), given `(?:RuntimeError: |^\s*)Numpy is not available` and the uv install
+    # line's `^\s*[+-] name==` in one database, reported one of uv's five " + pip==26.3" lines: the block reader lost
+    # the packages of a large install log (fixtures/near-miss--venv-missing-pip--repro-uv-venv-seed)
+    pytest.importorskip("hyperscan")
+    pf = prefilter.Prefilter([r"(?:RuntimeError: |^\s*)Numpy is not available\s*$", r"^\s*[+-] [A-Za-z0-9._-]+=="],
+                             tmp_path)
+    log = (FIXTURES / "near-miss--venv-missing-pip--repro-uv-venv-seed" / "session.log").read_bytes()
+    starts = [0, *(i + 1 for i, b in enumerate(log) if b == 10)]
+    reported = {bisect.bisect_right(starts, max(end - 1, 0)) for end, _, pid in pf.hits(log) if pid == 1}
+    uv_lines = {n for n, line in enumerate(log.splitlines(), 1) if re.match(rb"\s*\+ \S+==", line)}
+    assert len(uv_lines) == 5 and uv_lines <= reported
+
+
+def test_the_prefilter_reports_every_line_each_exact_pattern_matches_in_the_fixtures(kb):
+    # the prefilter may report more lines than a pattern matches, never fewer: a line it misses is a signal, a fact or
+    # a structure the block reader never hands on. Each pattern Hyperscan runs, against its exact regex (MULTILINE,
+    # as the block path without Hyperscan runs it), on every fixture file
+    pytest.importorskip("hyperscan")
+    import regex as regex_module
+
+    pf = prefilter.Prefilter([s.regex for _, s in kb.signals() if s.regex], None)
+    slow = {i for i, _ in pf._slow}
+    exact = [(i, regex_module.compile(p.text, regex_module.MULTILINE)) for i, p in enumerate(pf.patterns) if i not in slow]
+    missed = []
+    for path in sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name != "expected.yaml"):
+        data = path.read_bytes()
+        if path.suffix in (".gz", ".zst", ".xz", ".bz2", ".zip", ".tar") or b"\0" in data[:4096]:
+            continue
+        starts = [0, *(i + 1 for i, b in enumerate(data) if b == 10)]
+        reported = {(bisect.bisect_right(starts, max(end - 1, 0)), pid) for end, _, pid in pf.hits(data)}
+        text = data.decode("latin-1")
+        for i, pattern in exact:
+            for m in pattern.finditer(text, timeout=5.0):
+                line = bisect.bisect_right(starts, max(m.end() - 1, 0))
+                if m.end() > m.start() and (line, i) not in reported:
+                    missed.append((str(path.relative_to(FIXTURES)), line, pf.patterns[i].text[:80]))
+    assert missed == []
 
 
 def test_which_patterns_a_lines_digits_can_change():

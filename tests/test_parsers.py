@@ -155,3 +155,17 @@ def test_an_aligned_package_list_keeps_the_row_of_its_longest_name():
 def test_a_sentence_with_a_version_is_not_a_package_row():
     result, _ = scan_text("Running on host a1\nrelease 2.1.0 was fine\n")
     assert "release" not in result.facts.packages
+
+
+def test_the_next_commands_output_after_a_csv_query_is_not_a_gpu_row():
+    # fixtures/no-kernel-image--repro-h200-torch-ext-sm80/env.txt: the nvidia-smi query, then a torch one-liner whose
+    # output has commas too; it was read as a GPU "2.11.0+cu130 13.0 ['sm_75'" with driver 'sm_86'
+    text = (
+        "name, compute_cap, driver_version\n"
+        "NVIDIA H200, 9.0, 580.159.04\n"
+        "NVIDIA H200, 9.0, 580.159.04\n"
+        "2.11.0+cu130 13.0 ['sm_75', 'sm_80', 'sm_86', 'sm_90', 'sm_100', 'sm_120']\n"
+    )
+    result, _ = scan_text(text)
+    assert [(g.name, g.compute_capability) for g in result.facts.gpus] == [("NVIDIA H200", "9.0")] * 2
+    assert result.facts.driver_version == "580.159.04"

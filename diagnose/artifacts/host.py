@@ -160,7 +160,7 @@ def line_facts(line: str) -> Facts | None:
     elif line[:1].isupper() and "=" in line and (m := ENV_LINE.match(line)):
         facts = Facts(env={m[1]: m[2]})
     elif '"model_type"' in line:
-        if m := regex.search(r'"model_type"\s*:\s*"([\w.-]+)"', line):
+        if m := MODEL_TYPE.search(line):
             facts = Facts(model_types=[m[1]])
     if facts is None and ("I " in line or "I'm " in line) and (m := STATED_GPU_PROSE.search(line)):  # not "INFO"
         facts = stated_gpu(m["value"])
@@ -174,6 +174,40 @@ def line_facts(line: str) -> Facts | None:
     if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)
     return facts
+
+
+MODEL_TYPE = lazy_re.compile(r'"model_type"\s*:\s*"([\w.-]+)"', module=regex)
+
+
+def fact_line_patterns() -> list[str]:
+    """Each pattern line_facts reads a fact with, as the block prefilter selects lines by (prefilter.STRUCTURE).
+
+    A large log is read through the prefilter, and a line it does not select gives no fact: the GPU a report names,
+    the driver, the model path were lost from a log over 64 KiB that gave them at 60 KiB. The list is made from the
+    patterns themselves (those `match` uses anchored at the line start), so a pattern added to line_facts must be
+    added here and nowhere else; tests/test_fast_path.py compares the facts of both ways of reading every fixture."""
+    patterns = [(XID, False), (MODULE_LOAD, False), (UNAME, True), (LINUX_VERSION, False), (SYS_PARAM, False),
+                (NVCC_RELEASE, False), (GGML_DEVICE, True), (OLLAMA_CC, False), (OLLAMA_COMPUTE, False),
+                (PROCS_PER_NODE, False), (STATED_GPU, True), (STATED_GPU_BARE, True), (STATED_GPU_ALONE, True),
+                (ENV_LINE, True), (MODEL_TYPE, False), (STATED_GPU_PROSE, False), (GLIBC_IN_PLATFORM, False),
+                (WINDOWS, False), *launch.FACT_PATTERNS]
+    out = [_line_form(*p.text_and_flags(), anchored) for p, anchored in patterns]
+    keys = "|".join(regex.escape(k) for k in sorted(COLLECT_ENV, key=len, reverse=True))
+    out.append(rf"^\s*(?:{keys})\s*:")  # collect_env's `key: value` lines outside its block
+    setup = "|".join(regex.escape(k) for k in sorted(SETUP_FACTS, key=len, reverse=True))
+    out.append(rf"(?i)^[\s*>•-]{{0,6}}\**(?:{setup})\**\s*[:：=]")  # SETUP_LINE, for the keys SETUP_FACTS reads
+    return out
+
+
+def _line_form(text: str, flags: int, anchored: bool) -> str:
+    """`text` as one pattern string: its flags written inline, anchored at the line start where `match` uses it."""
+    lead = regex.match(r"\(\?[aiLmsux]+\)", text)
+    inline, body = (lead.group(0), text[lead.end():]) if lead else ("", text)
+    if flags & regex.IGNORECASE and "i" not in inline:
+        inline = "(?i)" + inline
+    if anchored and not body.startswith("^"):
+        body = f"^(?:{body})"
+    return inline + body
 
 
 def _device_capability(line: str) -> Facts | None:

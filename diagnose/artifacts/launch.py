@@ -41,6 +41,9 @@ MODULE_FRAME = lazy_re.compile(r'^(?:\[rank\d{1,5}\]:)?\s*File "(?P<s>[\w./~+-]{
 SDIST = lazy_re.compile(r"^\s*(?:Downloading|Using cached) (?:\S*/)?(?P<p>[A-Za-z0-9][\w.]{0,80}?)-\d[\w.+!-]*\.(?:tar\.gz|zip)\b")
 UV_BUILD = lazy_re.compile(r"Failed to build `(?P<p>[A-Za-z0-9][\w.-]{0,80}?)(?: @ |==|`)")
 NOT_A_SCRIPT = ("-packages/", "/lib/python3", "\\lib\\", "runpy")
+# (pattern, anchored): what host.fact_line_patterns gives the block prefilter for these facts
+FACT_PATTERNS = [(QUOTED_MODEL, False), (FLAG_MODEL, False), (SERVE_MODEL, False), (MODULE_FRAME, True), (SDIST, True),
+                 (UV_BUILD, False)]
 
 
 def has_cue(line: str) -> bool:

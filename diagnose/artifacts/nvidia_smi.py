@@ -100,6 +100,11 @@ def parse_csv(lines: list[str]) -> Facts:
             header = [CSV_FIELDS.get(c.strip().split(" [")[0], "") for c in line.split(",")]
             continue
         cells = [c.strip() for c in line.split(",")]
+        if header and len(cells) != len(header):
+            # not a row of this table: the next command's output ("2.11.0+cu130 13.0 ['sm_75', 'sm_80', 'sm_86']",
+            # a torch one-liner after `nvidia-smi --query-gpu=name,compute_cap,driver_version`) read as a GPU
+            # "2.11.0+cu130 13.0 ['sm_75'" with driver 'sm_86'
+            continue
         row = dict(zip(header, cells)) if header else _guess_columns(cells)
         if not row.get("name") and not row.get("bus") and not row.get("driver"):
             continue

@@ -24,53 +24,48 @@ from typing import Any
 import regex
 
 from diagnose import lazy_re
-from diagnose.artifacts import pylog
+from diagnose.artifacts import host, pylog
 from diagnose.kb import cache
 from diagnose.record import record
 
 ANSI_PATTERN = r"\x1b"
 TRACEBACK_START = r"Traceback \(most recent call last\)"
 FRAME_START = r'File "[^"\n]+", line \d+'  # a traceback's frame line
+JSON_DOC_START = r"^\{\s*$"  # sniff's json-doc block: a line that is only "{"
 # (pattern, lines of context after a hit): what the per-line logic needs to see besides the
 # signal lines. Context covers the body of a traceback or a table that follows its first line.
 STRUCTURE: list[tuple[str, int]] = [
     (TRACEBACK_START, 2000),  # ends earlier, where the traceback does (TracebackEnd)
     # a frame, and the lines after it in which pylog decides whether an excerpt ends inside frames
     (FRAME_START, 2 * pylog.TAIL_AFTER_FRAME + 2),
+    # IPython's frame (`File ~/.conda/envs/x/lib/python3.9/site-packages/torch/nn/modules/module.py:1532, in f()`): the
+    # package it ran from is evidence (engine/match.py, seen_packages) as a quoted frame's is
+    (r"^\s*File [^\"\n]*-packages[/\\]", 0),
     (r"NVIDIA-SMI \S+\s+Driver Version", 300),
     (r"NVSMI LOG", 6000),
     (r"<nvidia_smi_log", 20000),
-    (r"^\s*GPU0\s+(?:GPU1|CPU Affinity|NIC0)", 80),
+    # `nvidia-smi topo -m` / `-p2p r` header, underlined on a terminal (`\t\x1b[4mGPU0\tGPU1`) as a capture keeps it
+    (r"^\s*(?:\x1b\[[\d;]*m)?GPU0\s+(?:GPU1|CPU Affinity|NIC0)", 80),
     (r"^GPU \d+: .{0,200}\(UUID: GPU-", 40),
     (r"^Package\s+Version", 3000),
     (r"^\[\{\"name\"", 1),
+    (JSON_DOC_START, 20000),  # a JSON document (a bundle's nvml.json, a config.json): to its closing brace
+    # a `pip list` row without its header (pip.HEADERLESS_ROW / NEXT_ROW, possessive there): name and version alone
+    (r"^[A-Za-z0-9][A-Za-z0-9._-]* +\d+\.\d[\w.+!-]*\s*$", 0),
     (r"^(?:Collecting environment information|PyTorch version\s*:|Python: \d)", 300),
     (r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]\n]*\])?\s*===?\s*\S+$", 0),
     (r"^[A-Za-z0-9][A-Za-z0-9._-]* @ \S+$", 0),
     (r"^-e \S+", 0),
     (r"^\[(?:pip3?|conda)\]", 0),
-    # the lines host.line_facts reads a fact from (an Xid, the module's version, the kernel release ...);
-    # other NVRM lines reach the matcher only through a signal of their own
-    (r"NVRM: Xid|NVIDIA UNIX|Linux version|^Linux \S+ \d|/sys/module/|\"model_type\"", 0),
-    # a device list's compute capability (host.GGML_DEVICE, OLLAMA_CC, OLLAMA_COMPUTE) and a report's "I have a GTX 950M"
-    (r"^\s*Device \d{1,2}: [^,\n]{2,80}, compute capability \d|Compute Capability detected: \d|inference compute.{0,200}compute=\d", 0),
-    (r"--(?:nproc[_-]per[_-]node|num[_-]gpus)[= ]+\d|LOCAL_WORLD_SIZE[=:]\s*\d", 0),  # host.PROCS_PER_NODE
-    (r"(?i)\bI(?:'m| am)? (?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?(?:NVIDIA\s+)?"
-     r"(?:GeForce\s+|Tesla\s+|Quadro\s+)?(?:[RG]TX\s?\d{3,4}|[ABHLTVP]\d{1,3}(?![\w.])|GB\d{2,3}|A\d{4})", 0),
-    (r"^(?:export )?(?:CUDA|NCCL|NVIDIA|TORCH|PYTORCH|HF|TRANSFORMERS|VLLM|SGLANG|SGL|FLASHINFER|TRITON)_\w+=", 0),
-    # a report's setup list (host.SETUP_FACTS: torch's version and CUDA, the toolkit's release) and `nvcc -V`
-    (r"(?i)^[\s*>-]{0,6}\**(?:(?:py)?torch(?: version)?|(?:system |local |installed )?cuda(?: toolkit| runtime)?"
-     r"(?: version)?(?: \(nvcc\))?|nvcc(?: version)?)\**\s*[:=]|Cuda compilation tools, release", 0),
     (r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+==", 0),
-    # a line that is nothing but a GPU model, which host.line_facts reads as the GPU a report names ("RTX 5090")
-    (r"(?i)^[^\w\n]{0,4}(?:\d\s{0,3}[x×*]\s{0,3})?(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?"
-     r"(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER))?|[ABHLTVP]\d{1,3}|GB\d{2,3}|A\d{4})(?:[ \t]{0,3}\d{1,3}[ \t]?G(?:B|iB)?)?"
-     r"[ \t\r*。.,，]*$", 0),
+    # every line host.line_facts reads a fact from (an Xid, the driver, the GPU a report names, the model path ...),
+    # by line_facts' own patterns: a large log gives the facts a small one does
+    *((p, 0) for p in host.fact_line_patterns()),
     (pylog.ERRORISH_PATTERN, 0),
     (ANSI_PATTERN, 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
 ]
-FORM = 3  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
+FORM = 7  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
 MAX_HINTS = 4096  # distinct pattern sets whose line hints are kept (the cache starts over past it)
 REPEATS = 4  # a chunk is scanned with its repeats left out when at least 1 line in REPEATS repeats the one before
 _DIGITS = frozenset(range(48, 58))
@@ -89,7 +84,10 @@ class Pattern:
 
 # a structure whose context ends early, where its own parser would stop: an nvidia-smi table
 # goes on while its lines start with '|' or '+' (or are blank)
-CONTEXT_PREFIXES: dict[str, tuple[bytes, ...]] = {r"NVIDIA-SMI \S+\s+Driver Version": (b"|", b"+")}
+CONTEXT_PREFIXES: dict[str, tuple[bytes, ...]] = {
+    r"NVIDIA-SMI \S+\s+Driver Version": (b"|", b"+"),
+    JSON_DOC_START: (b'"', b"}", b"]", b"{", b"[", b"t", b"f", b"n", b"-", *(str(d).encode() for d in range(10))),
+}
 TAIL = 2  # lines after a traceback's exception line that are still read (a message's continuation)
 
 
@@ -384,6 +382,8 @@ def strip_anchors(pattern: str, start: str = "") -> str:
     '\\\\s*[+-] [^=]+==(?:|\\\\s)'
     >>> strip_anchors(r"(?:^|\\])Killed\\s*$", start=r"\\n")
     '(?:\\\\n|\\\\])Killed\\\\s*'
+    >>> strip_anchors(r"^\\s*GPU0", start=r"\\n")
+    '\\\\n[ \\\\t]*GPU0'
     """
     out = []
     i, in_class = 0, False
@@ -401,6 +401,13 @@ def strip_anchors(pattern: str, start: str = "") -> str:
         elif c in "^$":
             out.append(start if c == "^" else "")
             i += 1
+            # `^\s*` as `\n\s*` in two patterns of one database hid each other's matches (Hyperscan 5.4 via
+            # hyperscan 0.9.1: of uv's five " + pip==26.3" lines beside `(?:RuntimeError: |^\s*)Numpy is not
+            # available`, one was reported; `[ \t\r]` hides them too, `[ \t]` does not). A line's indentation is
+            # spaces and tabs: `\s` right after `^` is written as those (`\W` as the other non-word characters)
+            if c == "^" and start and pattern[i:i + 2] in ("\\s", "\\W"):
+                out.append("[ \\t]" if pattern[i + 1] == "s" else "[^\\w\\n]")
+                i += 2
             continue
         out.append(c)
         i += 1
