@@ -14,7 +14,7 @@ except ImportError:  # Python 3.10
     import sre_parse as P  # type: ignore[no-redef]
 
 RE2_META = set(r"\.^$|?*+()[]{}")
-LUCENE_META = set(r'\.?+*|{}[]()"#@&<>~')
+LUCENE_META = set(r'\.?+*|{}[]()"#@&<>~^$')  # ^ and $ are plain in Lucene; escaped, they read the same anywhere
 CLASS_META = set(r"\]^-[")
 CATEGORIES = {  # name -> (RE2, Lucene class body); Lucene has no \d \w \s shorthands in every version
     C.CATEGORY_DIGIT: (r"\d", "0-9"), C.CATEGORY_WORD: (r"\w", "A-Za-z0-9_"), C.CATEGORY_SPACE: (r"\s", " \t"),
@@ -145,7 +145,11 @@ class _Writer:
                 parts.append(self.cls_char(ch) + (self.cls_char(ch.swapcase()) if self.lucene and self.icase
                                                   and ch.lower() != ch.upper() else ""))
             elif op is C.RANGE:
-                parts.append(f"{self.cls_char(chr(av[0]))}-{self.cls_char(chr(av[1]))}")
+                lo, hi = chr(av[0]), chr(av[1])
+                parts.append(f"{self.cls_char(lo)}-{self.cls_char(hi)}")
+                # Lucene has no case-insensitive flag: `(?i)[a-z]` needs its upper-case range written out too
+                if self.lucene and self.icase and ("a" <= lo <= hi <= "z" or "A" <= lo <= hi <= "Z"):
+                    parts.append(f"{lo.swapcase()}-{hi.swapcase()}")
             elif op is C.CATEGORY:
                 re2, lucene = CATEGORIES[av]
                 if not self.lucene:
