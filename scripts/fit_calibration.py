@@ -38,7 +38,8 @@ FIRST_MEASURED = {
     "holdout26": "0d431bd", "holdout27": "174daa2", "holdout28": "9aa23be", "holdout29": "d66a69c",
     "holdout30": "f7c1766", "holdout31": "c600590", "holdout32": "d7920dd", "holdout33": "8854f30",
     "holdout34": "7ba9b07", "holdout35": "fd96a4e", "holdout36": "7c9c10f", "holdout37": "09fe005",
-    "holdout38": "7940642", "holdout39": "ff931e9",
+    "holdout38": "7940642", "holdout39": "ff931e9", "holdout40": "2a896e1", "holdout41": "62d5242",
+    "holdout42": "fc7a4c1",
 }
 
 DUMP = r"""
