@@ -24,7 +24,7 @@ from typing import Any
 import regex
 
 from diagnose import lazy_re
-from diagnose.artifacts import host, nvidia_smi, pylog
+from diagnose.artifacts import host, pylog
 from diagnose.kb import cache
 from diagnose.record import record
 
@@ -38,9 +38,9 @@ STRUCTURE: list[tuple[str, int]] = [
     (TRACEBACK_START, 2000),  # ends earlier, where the traceback does (TracebackEnd)
     # a frame, and the lines after it in which pylog decides whether an excerpt ends inside frames
     (FRAME_START, 2 * pylog.TAIL_AFTER_FRAME + 2),
-    # IPython's frame (`File ~/.conda/envs/x/lib/python3.9/site-packages/torch/nn/modules/module.py:1532, in f()`) and
-    # a quoted one pasted without its line number: the package it ran from is evidence (engine/match.py, seen_packages)
-    (r"^\s*File \"?[^\"\n]*-packages[/\\]", 0),
+    # IPython's frame (`File ~/.conda/envs/x/lib/python3.9/site-packages/torch/nn/modules/module.py:1532, in f()`): the
+    # package it ran from is evidence (engine/match.py, seen_packages) as a quoted frame's is
+    (r"^\s*File [^\"\n]*-packages[/\\]", 0),
     (r"NVIDIA-SMI \S+\s+Driver Version", 300),
     (r"NVSMI LOG", 6000),
     (r"<nvidia_smi_log", 20000),
@@ -52,15 +52,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (JSON_DOC_START, 20000),  # a JSON document (a bundle's nvml.json, a config.json): to its closing brace
     # a `pip list` row without its header (pip.HEADERLESS_ROW / NEXT_ROW, possessive there): name and version alone
     (r"^[A-Za-z0-9][A-Za-z0-9._-]* +\d+\.\d[\w.+!-]*\s*$", 0),
-    (host.ENV_REPORT_START.text_and_flags()[0], 300),  # collect_env / check_env: where sniff's block starts
-    # a GitHub issue form's `### Kernel Release` and the value on the next nonblank line (sniff._issue_form)
-    (r"^### ", 4),
-    # `nvidia-smi --query-gpu=... --format=csv`: its header (nvidia_smi.is_csv_header) and the rows under it
-    (r"^(?:" + "|".join(regex.escape(k) for k in sorted(nvidia_smi.CSV_FIELDS, key=len, reverse=True))
-     + r")(?: \[[^\]\n]*\])?\s*,", 64),
-    (r"No module named ", 0),  # the package a failed import names (engine/match.py, seen_packages)
-    # `nvidia-smi --query-gpu=... --format=csv,noheader` rows: a GPU's name and its values (nvidia_smi.is_headerless_csv_row)
-    (r"^[^,\n]{0,80}(?:NVIDIA|Tesla|Quadro|GeForce|RTX|TITAN|nvidia)[^,\n]{0,80},", 0),
+    (r"^(?:Collecting environment information|PyTorch version\s*:|Python: \d)", 300),
     (r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]\n]*\])?\s*===?\s*\S+$", 0),
     (r"^[A-Za-z0-9][A-Za-z0-9._-]* @ \S+$", 0),
     (r"^-e \S+", 0),
@@ -73,7 +65,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (ANSI_PATTERN, 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
 ]
-FORM = 9  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
+FORM = 7  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
 MAX_HINTS = 4096  # distinct pattern sets whose line hints are kept (the cache starts over past it)
 REPEATS = 4  # a chunk is scanned with its repeats left out when at least 1 line in REPEATS repeats the one before
 _DIGITS = frozenset(range(48, 58))
@@ -391,7 +383,7 @@ def strip_anchors(pattern: str, start: str = "") -> str:
     >>> strip_anchors(r"(?:^|\\])Killed\\s*$", start=r"\\n")
     '(?:\\\\n|\\\\])Killed\\\\s*'
     >>> strip_anchors(r"^\\s*GPU0", start=r"\\n")
-    'GPU0'
+    '\\\\n[ \\\\t]*GPU0'
     """
     out = []
     i, in_class = 0, False
@@ -409,16 +401,12 @@ def strip_anchors(pattern: str, start: str = "") -> str:
         elif c in "^$":
             out.append(start if c == "^" else "")
             i += 1
-            # `^\s*` written `\n\s*`, or even `\n[ \t]*`, in two patterns of one database hid each other's matches
-            # (Hyperscan 5.4 via hyperscan 0.9.1: with `(?:RuntimeError: |^\s*)Numpy is not available` beside it,
-            # `^\s*[+-] [A-Za-z0-9._-]+==` reported one of uv's five " + pip==26.3" lines, or none). Anchor and
-            # optional indentation are dropped instead (the pattern then matches anywhere on the line: more lines,
-            # never fewer); `\s+` keeps one space or tab
-            if c == "^" and start and pattern[i:i + 3] in ("\\s*", "\\s+"):
-                out[-1] = "" if pattern[i + 2] == "*" else "[ \\t]"
-                i += 3
-            elif c == "^" and start and pattern[i:i + 2] == "\\W":
-                out.append("[^\\w\\n]")
+            # `^\s*` as `\n\s*` in two patterns of one database hid each other's matches (Hyperscan 5.4 via
+            # hyperscan 0.9.1: of uv's five " + pip==26.3" lines beside `(?:RuntimeError: |^\s*)Numpy is not
+            # available`, one was reported; `[ \t\r]` hides them too, `[ \t]` does not). A line's indentation is
+            # spaces and tabs: `\s` right after `^` is written as those (`\W` as the other non-word characters)
+            if c == "^" and start and pattern[i:i + 2] in ("\\s", "\\W"):
+                out.append("[ \\t]" if pattern[i + 1] == "s" else "[^\\w\\n]")
                 i += 2
             continue
         out.append(c)
