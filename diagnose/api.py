@@ -15,7 +15,7 @@ from diagnose.engine.match import ErrorLine, Matcher
 from diagnose.errors import InputError
 from diagnose.kb import compat, compiled
 from diagnose.kb.compiled import KnowledgeBase
-from diagnose.model import Diagnosis, Evidence, Facts, Finding, Skipped, walk
+from diagnose.model import Diagnosis, Evidence, Facts, Finding, RuleVerdict, Skipped, walk
 from diagnose.remedy.plan import make_plan
 
 MAX_UNMATCHED = 5
@@ -114,6 +114,7 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     from diagnose.engine import catalog_notes  # the Xid / CUDA error catalogues (rules/catalog/)
 
     catalog_notes.annotate(diagnosis.findings, matcher.hits, kb)
+    _withhold_unreliable(diagnosis, kb)
     diagnosis.set_aside = rank.set_aside(diagnosis.rejected, diagnosis.findings)
     diagnosis.plan = make_plan(diagnosis.findings, facts, kb.compat)
     diagnosis.unmatched_errors = _unmatched(exceptions, matcher, diagnosis)
@@ -126,6 +127,21 @@ def _run(opened: reader.ReadResult, kb: KnowledgeBase, use_prefilter: bool = Tru
     for note in sorted(set(matcher.timeouts)):
         diagnosis.skipped.append(Skipped("regex", note))
     return diagnosis
+
+
+def _withhold_unreliable(diagnosis: Diagnosis, kb: KnowledgeBase) -> None:
+    """Move the findings whose raw score the calibration table rates below its floor to the near-misses."""
+    from diagnose.engine.calibrate import unreliable
+
+    withheld = unreliable(diagnosis.findings, kb.compat)
+    if not withheld:
+        return
+    dropped = {id(f) for f, _ in withheld}
+    diagnosis.findings = [f for f in diagnosis.findings if id(f) not in dropped]
+    for number, finding in enumerate(diagnosis.findings, 1):
+        finding.rank = number
+    diagnosis.rejected.extend(RuleVerdict(f.rule_id, round(f.confidence, 3), why,
+                                           sorted({e.signal for e in f.evidence if e.signal})) for f, why in withheld)
 
 
 def _nearest_guess(diagnosis: Diagnosis, facts: Facts, kb: KnowledgeBase) -> list[Finding]:

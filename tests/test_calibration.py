@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import FIXTURES
 
 from diagnose import api
-from diagnose.engine.calibrate import GUESS_MAX, SECOND_FLOOR, calibrate, interpolate
+from diagnose.engine.calibrate import GUESS_MAX, REPORT_FLOOR, SECOND_FLOOR, calibrate, interpolate, unreliable
 from diagnose.model import Finding
 
 
@@ -46,6 +46,31 @@ def test_a_cut_traceback_is_never_raised_and_a_guess_stays_a_guess(kb):
     guess = _finding("b", 0.5, "guess")
     calibrate([guess], kb.compat)
     assert guess.confidence <= GUESS_MAX
+
+
+def test_a_score_the_table_rates_nearly_never_right_is_withheld_not_reported(kb):
+    rows = kb.compat["confidence-calibration"]["rows"]
+    low = next(r for r in rows if r["calibrated"] < REPORT_FLOOR)  # the shipped table has such a row (raw 0.30)
+    weak, strong = _finding("a", low["raw"]), _finding("b", 0.9)
+    withheld = unreliable([weak, strong], kb.compat)
+    assert [f.rule_id for f, _ in withheld] == ["a"]
+    assert "were the true cause" in withheld[0][1] and "not reported" in withheld[0][1]
+    # a cause named from a cut traceback or by similarity has its own bound, so it is kept
+    assert unreliable([_finding("c", low["raw"], "cut"), _finding("d", low["raw"], "guess")], kb.compat) == []
+
+
+def test_a_withheld_finding_is_a_near_miss_with_its_reason(kb, tmp_path):
+    # vLLM's "architectures are not supported" argued against by the registry subprocess's missing import: what is
+    # left of it is a score that was never right on unseen logs, so the user gets the unexplained errors instead
+    log = tmp_path / "server.log"
+    log.write_text(
+        "ERROR 10-25 00:26:24 registry.py:272] ModuleNotFoundError: No module named 'transformers'\n"
+        "ValueError: Model architectures ['LlamaForCausalLM'] are not supported for now. Supported architectures: "
+        "dict_keys(['LlamaForCausalLM', 'MistralForCausalLM'])\n")
+    diagnosis = api.diagnose([str(log)], kb=kb)
+    assert diagnosis.findings == []
+    near = [v for v in diagnosis.rejected if v.rule_id == "engine-unsupported-architecture"]
+    assert near and ("not reported" in near[0].reason or "below" in near[0].reason)
 
 
 def test_the_reason_says_what_the_raw_score_was_and_what_it_meant(kb):

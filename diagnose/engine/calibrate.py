@@ -12,6 +12,8 @@ between 0.5 and 0.7 were right about 9 times in 10 there, so printing them as 0.
 - A later finding is at most what the first leaves (1 - its confidence), but not below SECOND_FLOOR: both may be
   real, but at most one of them is the cause the log shows first.
 - Symptoms folded under a cause keep their raw value (they say a thing was seen, not that it is the cause).
+- A finding whose raw score the table puts below REPORT_FLOOR is not reported (unreliable): on unseen logs such
+  scores were almost never the cause, so it is a near-miss for --explain, with the table's figures, not an answer.
 
 The reason list says what the raw score was and what the table says, so --explain and the post-mortem show both.
 """
@@ -27,6 +29,7 @@ TABLE = "confidence-calibration"
 GUESSES_RIGHT = (16, 25)  # guesses by similarity on those sets: right, offered
 GUESS_MAX = 0.65  # a guess is at most about the share of guesses that were right (64%)
 SECOND_FLOOR = 0.1  # a later finding still reads as possible, not as ruled out
+REPORT_FLOOR = 0.2  # a log-based finding the table rates below this is withheld (raw 0.30 alone: 0 of 8 right)
 
 
 def interpolate(rows: list[dict[str, Any]] | None, raw: float) -> float:
@@ -49,6 +52,25 @@ def _row_for(rows: list[dict[str, Any]], raw: float) -> dict[str, Any] | None:
         except ValueError:
             return abs(float(row["raw"]) - raw)
     return min(rows, key=distance, default=None)
+
+
+def unreliable(findings: list[Finding], compat: dict[str, Any]) -> list[tuple[Finding, str]]:
+    """The top-level findings the table rates below REPORT_FLOOR, each with the reason in words. A cause named from
+    a cut traceback or by similarity has its own bound and is kept; so is one the table has no row for."""
+    rows = (compat.get(TABLE) or {}).get("rows") or []
+    out = []
+    for finding in findings:
+        if not rows or finding.basis in ("cut", "guess"):
+            continue
+        value = interpolate(rows, finding.confidence)
+        if value >= REPORT_FLOOR:
+            continue
+        row = _row_for(rows, finding.confidence)
+        seen = (f" (of {row['findings']} first findings scored {row['raw_range']} on logs the knowledge base was not "
+                f"tuned on, {row['right']} were the true cause)" if row and row.get("findings") else "")
+        out.append((finding, f"raw score {finding.confidence:.2f} is worth {value:.2f} after calibration{seen}, "
+                             f"below {REPORT_FLOOR}: not reported"))
+    return out
 
 
 def calibrate(findings: list[Finding], compat: dict[str, Any]) -> None:
