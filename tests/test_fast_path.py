@@ -6,6 +6,7 @@ import bisect
 import os
 import re
 import signal
+import time
 
 import pytest
 from conftest import FIXTURES
@@ -337,6 +338,17 @@ def test_same_findings_when_a_second_process_scans_chunks(case, kb, monkeypatch)
     lines and the unexplained errors stay those of reading every line, and the helper did scan some chunks."""
     every_line = summary(api.diagnose(case.artifacts(), kb=kb, use_prefilter=False))
     helpers = _two_processes(monkeypatch)
+    # on a loaded machine this process could claim every chunk of a small file before the forked helper is
+    # scheduled at all: its first claim waits (at most 5 s) until the helper has claimed one, so both really scan
+    claim = reader._ScanHelper._claim
+
+    def after_the_helper_started(self, index, ahead):
+        deadline = time.monotonic() + 5
+        while index == 0 and reader._COUNTER.unpack_from(self.claimed)[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.002)
+        return claim(self, index, ahead)
+
+    monkeypatch.setattr(reader._ScanHelper, "_claim", after_the_helper_started)
     assert summary(api.diagnose(case.artifacts(), kb=kb))[0] == every_line[0]
     started = [h for h in helpers if h is not None]
     assert started and sum(h.used for h in started) > 0
