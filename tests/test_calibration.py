@@ -48,15 +48,19 @@ def test_a_cut_traceback_is_never_raised_and_a_guess_stays_a_guess(kb):
     assert guess.confidence <= GUESS_MAX
 
 
-def test_a_score_the_table_rates_nearly_never_right_is_withheld_not_reported(kb):
-    rows = kb.compat["confidence-calibration"]["rows"]
-    low = next(r for r in rows if r["calibrated"] < REPORT_FLOOR)  # the shipped table has such a row (raw 0.30)
-    weak, strong = _finding("a", low["raw"]), _finding("b", 0.9)
-    withheld = unreliable([weak, strong], kb.compat)
+def test_a_score_the_table_rates_nearly_never_right_is_withheld_not_reported():
+    compat = {"confidence-calibration": {"rows": [
+        {"raw": 0.3, "calibrated": 0.06, "findings": 8, "right": 0, "raw_range": "0.30-0.30"},
+        {"raw": 0.45, "calibrated": 0.7, "findings": 99, "right": 71, "raw_range": "0.40-0.50"},
+        {"raw": 0.9, "calibrated": 0.95, "findings": 300, "right": 288, "raw_range": "0.85-0.95"}]}}
+    weak, fair, strong = _finding("a", 0.3), _finding("b", 0.45), _finding("c", 0.9)
+    assert interpolate(compat["confidence-calibration"]["rows"], 0.3) < REPORT_FLOOR
+    withheld = unreliable([weak, fair, strong], compat)
     assert [f.rule_id for f, _ in withheld] == ["a"]
-    assert "were the true cause" in withheld[0][1] and "not reported" in withheld[0][1]
+    assert "0 were the true cause" in withheld[0][1] and "not reported" in withheld[0][1]
     # a cause named from a cut traceback or by similarity has its own bound, so it is kept
-    assert unreliable([_finding("c", low["raw"], "cut"), _finding("d", low["raw"], "guess")], kb.compat) == []
+    assert unreliable([_finding("d", 0.3, "cut"), _finding("e", 0.3, "guess")], compat) == []
+    assert unreliable([weak], {}) == []  # without a table nothing is withheld
 
 
 def test_a_withheld_finding_is_a_near_miss_with_its_reason(kb, tmp_path):
