@@ -226,7 +226,8 @@ class _Scanner:
             self._kernel_line = True  # a kernel line that started no block: as plain as a fall-through (see _parse)
             return "dmesg"
         if installed := pip.parse_install_line(text):
-            facts.merge(Facts(packages=installed))
+            # what an install changed, not the environment: a package it does not name may be there all the same
+            facts.merge(Facts(packages=installed, stated_only=set(installed)))
             return "install-log"
         self._fell_through = True
         return self.tracker.feed(lineno, text)
