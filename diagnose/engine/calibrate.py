@@ -29,7 +29,7 @@ TABLE = "confidence-calibration"
 GUESSES_RIGHT = (16, 25)  # guesses by similarity on those sets: right, offered
 GUESS_MAX = 0.65  # a guess is at most about the share of guesses that were right (64%)
 SECOND_FLOOR = 0.1  # a later finding still reads as possible, not as ruled out
-REPORT_FLOOR = 0.2  # a log-based finding the table rates below this is withheld (raw 0.30 alone: 0 of 8 right)
+REPORT_FLOOR = 0.2  # a log-based finding the table rates below this is withheld (the table's raw 0.30 row)
 
 
 def interpolate(rows: list[dict[str, Any]] | None, raw: float) -> float:
@@ -54,6 +54,16 @@ def _row_for(rows: list[dict[str, Any]], raw: float) -> dict[str, Any] | None:
     return min(rows, key=distance, default=None)
 
 
+def _seen(rows: list[dict[str, Any]], raw: float) -> str:
+    """`: of N first findings scored <range> on logs ... R were the true cause`, from the row holding `raw`."""
+    row = _row_for(rows, raw)
+    if not row or not row.get("findings"):
+        return ""
+    plural = "s" if row["findings"] != 1 else ""
+    return (f": of {row['findings']} first finding{plural} scored {row['raw_range']} on logs the knowledge base was "
+            f"not tuned on, {row['right']} were the true cause")
+
+
 def unreliable(findings: list[Finding], compat: dict[str, Any]) -> list[tuple[Finding, str]]:
     """The top-level findings the table rates below REPORT_FLOOR, each with the reason in words. A cause named from
     a cut traceback or by similarity has its own bound and is kept; so is one the table has no row for."""
@@ -65,11 +75,8 @@ def unreliable(findings: list[Finding], compat: dict[str, Any]) -> list[tuple[Fi
         value = interpolate(rows, finding.confidence)
         if value >= REPORT_FLOOR:
             continue
-        row = _row_for(rows, finding.confidence)
-        seen = (f" (of {row['findings']} first findings scored {row['raw_range']} on logs the knowledge base was not "
-                f"tuned on, {row['right']} were the true cause)" if row and row.get("findings") else "")
-        out.append((finding, f"raw score {finding.confidence:.2f} is worth {value:.2f} after calibration{seen}, "
-                             f"below {REPORT_FLOOR}: not reported"))
+        out.append((finding, f"raw score {finding.confidence:.2f} is worth {value:.2f} after calibration"
+                             f"{_seen(rows, finding.confidence)}, below {REPORT_FLOOR}: not reported"))
     return out
 
 
@@ -99,12 +106,7 @@ def calibrate(findings: list[Finding], compat: dict[str, Any]) -> None:
         value = round(min(max(value, 0.0), MAX_CONFIDENCE), 3)
         if first is None:
             first = value
-        row = _row_for(rows, raw)
-        seen = ""
-        if row and row.get("findings"):
-            plural = "s" if row["findings"] != 1 else ""
-            seen = (f": of {row['findings']} first finding{plural} scored {row['raw_range']} on logs the knowledge "
-                    f"base was not tuned on, {row['right']} were the true cause")
+        seen = _seen(rows, raw)
         if value != round(raw, 3):
             finding.reasons.append(
                 f"· confidence {value:.2f} calibrated from the evidence's raw score {raw:.2f}{seen}{why}")
