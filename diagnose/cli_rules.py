@@ -110,6 +110,9 @@ def rules_test(fixtures_dir: str | None, select: str | None, verbose: bool, show
         click.echo(f"labelled cases: {s['labelled']}; true cause first {s['top1']}/{s['labelled']} "
                    f"({s['top1'] / s['labelled']:.0%}), in top 3 {s['top3']}/{s['labelled']} ({s['top3'] / s['labelled']:.0%}), "
                    f"a wrong cause first {s['wrong_first']}/{s['labelled']}")
+        if s["first_or_also"] != s["top1"]:
+            click.echo(f"counting a case's `also:` id as right too: first {s['first_or_also']}/{s['labelled']} "
+                       f"({s['first_or_also'] / s['labelled']:.0%})")
     click.echo(f"healthy cases: {s['healthy']}; with no finding {s['healthy_clean']}/{s['healthy']}")
     if show_calibration:
         cal = selftest.calibration(results)

@@ -213,3 +213,20 @@ def api_first(kb, text):
 
     findings = api.diagnose_texts([("title.txt", text + "\n")], kb=kb).findings
     return findings[0].rule_id if findings else None
+
+
+def test_rules_test_counts_a_cases_also_id_beside_the_strict_figure(tmp_path):
+    # a real install log whose first cause is pip-resolver-replaced-torch, labelled as a collector might have:
+    # torch-cpu-build first, the resolver under `also:`; the strict figure stays 0/1, the lenient one says 1/1
+    src = ROOT / "fixtures" / "pip-resolver-replaced-torch--comfyui-bg-replacement-1" / "install.log"
+    case = tmp_path / "torch-cpu-build--relabelled"
+    case.mkdir()
+    (case / "install.log").write_bytes(src.read_bytes())
+    (case / "expected.yaml").write_text(
+        "source: reproduction\nhow: test\nkind: log\nfirst: torch-cpu-build\nalso: [pip-resolver-replaced-torch]\n")
+    out = run_cli("rules", "test", "--fixtures", str(tmp_path)).stdout.decode()
+    assert "true cause first 0/1" in out
+    assert "counting a case's `also:` id as right too: first 1/1 (100%)" in out
+    (case / "expected.yaml").write_text("source: reproduction\nhow: test\nkind: log\nfirst: torch-cpu-build\n")
+    out = run_cli("rules", "test", "--fixtures", str(tmp_path)).stdout.decode()
+    assert "true cause first 0/1" in out and "`also:`" not in out

@@ -122,6 +122,8 @@ def summary(results: list[CaseResult]) -> dict[str, Any]:
     top3 = sum(1 for r in labelled if r.case.truth in r.ranked[:3])
     clean = sum(1 for r in healthy if not r.ranked)
     wrong = sum(1 for r in labelled if r.ranked and r.predicted != r.case.truth)
+    # a collector's second acceptable id (`also:`) counted as right too: strict top-1 stays the headline figure
+    accepted = sum(1 for r in labelled if r.ranked and r.predicted in {r.case.truth, *also_ids(r.case.expected)})
     return {
         "cases": len(results),
         "labelled": len(labelled),
@@ -131,7 +133,14 @@ def summary(results: list[CaseResult]) -> dict[str, Any]:
         "healthy_clean": clean,
         "passed": sum(1 for r in results if r.ok),
         "wrong_first": wrong,
+        "first_or_also": accepted,
     }
+
+
+def also_ids(expected: dict[str, Any]) -> list[str]:
+    """The ids an expected.yaml's `also:` accepts beside `first` (a list, one id, or nothing)."""
+    also = expected.get("also") or []
+    return [also] if isinstance(also, str) else [str(a) for a in also if a]
 
 
 def confusion_lines(results: list[CaseResult], rule_ids: list[str] | None = None) -> list[str]:
