@@ -53,7 +53,7 @@ def rival_findings(fixtures: Path, kb: Any) -> list[Issue]:
     """Fixtures on which two top-level findings neither explains the other, unless the fixture
     names the second one in `also` (reviewed)."""
     from diagnose import api
-    from diagnose.kb.selftest import find_cases
+    from diagnose.kb.selftest import also_ids, find_cases
 
     issues = []
     for case in find_cases(fixtures):
@@ -62,7 +62,7 @@ def rival_findings(fixtures: Path, kb: Any) -> list[Issue]:
         except Exception as exc:  # a broken fixture is reported by `rules test`; here it is skipped
             issues.append(Issue(str(case.path), f"fixture could not be diagnosed: {exc}", "warning"))
             continue
-        reviewed = set(case.expected.get("also") or [])
+        reviewed = set(also_ids(case.expected))
         ids = [f.rule_id for f in diagnosis.findings]
         for i, a in enumerate(ids):
             for b in ids[i + 1:]:
