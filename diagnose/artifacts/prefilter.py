@@ -34,6 +34,8 @@ FRAME_START = r'File "[^"\n]+", line \d+'  # a traceback's frame line
 JSON_DOC_START = r"^\{\s*$"  # sniff's json-doc block: a line that is only "{"
 # (pattern, lines of context after a hit): what the per-line logic needs to see besides the
 # signal lines. Context covers the body of a traceback or a table that follows its first line.
+# pip's summary line and uv's " + name==version" / " - name==version" rows
+INSTALL_ROW = r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+=="
 STRUCTURE: list[tuple[str, int]] = [
     (TRACEBACK_START, 2000),  # ends earlier, where the traceback does (TracebackEnd)
     # a frame, and the lines after it in which pylog decides whether an excerpt ends inside frames
@@ -57,7 +59,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (r"^[A-Za-z0-9][A-Za-z0-9._-]* @ \S+$", 0),
     (r"^-e \S+", 0),
     (r"^\[(?:pip3?|conda)\]", 0),
-    (r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+==", 0),
+    (INSTALL_ROW, 0),
     # every line host.line_facts reads a fact from (an Xid, the driver, the GPU a report names, the model path ...),
     # by line_facts' own patterns: a large log gives the facts a small one does
     *((p, 0) for p in host.fact_line_patterns()),
@@ -474,10 +476,10 @@ HS_UNSUPPORTED = lazy_re.compile(r"\\[1-9]|\(\?P=|\(\?\(|\(\?>|[*+?}]\+|\\[KGuUN
 # patterns Hyperscan 5.4 takes but, in some mixes of the KB's patterns, stops reporting: checked with `regex` instead.
 # The pip / uv install-row pattern lost uv's " - nvidia-cudnn-cu13==9.26.0.51" beside the signals of 2026-12-07 (its
 # `\n[ \t]*` form had fixed the first such loss); tests/test_fast_path.py checks every pattern on every fixture line
-HS_UNRELIABLE = frozenset({r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+=="})
+HS_UNRELIABLE = frozenset({INSTALL_ROW})
 # literals every match of a pattern checked with `regex` holds: a block with none of them is not scanned for it (the
 # install-row pattern's regex scan alone took 0.36 s of a 20 MB server log that has no "==" in it)
-SLOW_GATES = {r"^Successfully installed |^\s*[+-] [A-Za-z0-9._-]+==": (b"==", b"Successfully installed ")}
+SLOW_GATES = {INSTALL_ROW: (b"==", b"Successfully installed ")}
 
 
 def _probe(hyperscan: Any, forms: list[tuple[bytes, int, int, str]]) -> tuple[list[tuple[bytes, int, int, str]], list[int]]:
