@@ -135,7 +135,7 @@ class Facts:
     kernel_release: str | None = None
     kernel_module: str | None = None  # "open" | "proprietary"
     glibc_version: str | None = None  # the host's (or container's) C library, from collect_env / platform
-    os: str | None = None  # "windows" where a line shows it (a C:\\ path, python.exe, win_amd64, collect_env's OS)
+    os: str | None = None  # "windows" / "macos" where a line shows it (a C:\\ path, python.exe, win_amd64, collect_env's OS)
     model_path: str | None = None  # the model the failing program loads, as its log names it
     script: str | None = None  # the top-level script of the failing traceback
     sdist: str | None = None  # the source distribution an install log shows pip fetching (the one it builds)

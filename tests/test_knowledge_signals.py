@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 from diagnose import api
 
@@ -391,3 +391,42 @@ def test_an_older_arch_refused_by_nvcc_is_a_toolkit_too_old_unless_the_toolkit_i
     nvcc13 = "Cuda compilation tools, release 13.0, V13.0.48\n"
     d = api.diagnose_texts([("build.log", line), ("nvcc-version.txt", nvcc13)], kb=kb)
     assert not any(f.rule_id == "nvcc-too-old-for-gpu" for f in d.findings)
+
+
+def test_macos_shows_in_collect_env_and_uname_and_a_mac_has_no_cuda_torch_to_blame(kb):
+    from diagnose.artifacts import host
+
+    # collect_env from a Mac where `pip install vllm` fell back to the sdist (vllm-project/vllm#7430, holdout52-e)
+    case = ROOT / "holdout52-e" / "no-wheel-for-platform--vllm-macos-x86-torch"
+    for line in ["OS: macOS 14.5 (x86_64)", "Python platform: macOS-14.5-x86_64-i386-64bit",
+                 "Darwin mbp.local 23.5.0 Darwin Kernel Version 23.5.0: Wed May  1 20:09:52 PDT 2024; root:xnu",
+                 "  Downloading torch-2.2.2-cp39-none-macosx_10_9_x86_64.whl (150.8 MB)"]:
+        assert (host.line_facts(line) or host.Facts()).os == "macos", line
+    for line in ["OS: Ubuntu 22.04.4 LTS (x86_64)", "the mac address of eth0 changed", "Platform: Linux-6.5.0-x86_64"]:
+        assert (host.line_facts(line) or host.Facts()).os is None, line
+    diagnosis = api.diagnose([str(p) for p in sorted(case.iterdir()) if p.name != "expected.yaml"], kb=kb)
+    assert diagnosis.facts.os == "macos"
+    assert _first(diagnosis).rule_id == "no-wheel-for-platform"
+    assert "torch-cpu-build" not in [f.rule_id for f in diagnosis.findings]
+
+
+def test_a_package_list_cut_before_a_name_does_not_rule_the_name_out(kb):
+    from diagnose.engine.conditions import evaluate
+    from diagnose.model import Facts
+
+    # a pip freeze pasted only from accelerate to hf-xet beside flash_attn's undefined c10 symbol (ChenmienTan/RL2#8,
+    # holdout52-b): torch sorts after the list's end, so the list cannot show it is missing
+    case = ROOT / "holdout52-b" / "torch-extension-abi-mismatch--rl2-flash-attn-280-undefined-symbol"
+    diagnosis = api.diagnose([str(p) for p in sorted(case.iterdir()) if p.name != "expected.yaml"], kb=kb)
+    assert "torch" not in diagnosis.facts.packages
+    first = _first(diagnosis)
+    assert first.rule_id == "torch-extension-abi-mismatch" and first.confidence >= 0.85
+    # a whole listing still rules a name out, and so does a cut one that the name sorts inside of
+    cond = {"package": "torch", "installed": True, "effect": "require-if-known"}
+    whole = Facts(packages={n: "1.0" for n in ["accelerate", "numpy", "safetensors", "transformers", "zipp"]})
+    assert evaluate(cond, whole, {}, {})[0] is False
+    cut = Facts(packages={n: "1.0" for n in ["accelerate", "aiohttp", "click", "datasets", "hf-xet"]})
+    holds, said, _ = evaluate(cond, cut, {}, {})
+    assert holds is None and "stops at hf-xet" in said
+    shuffled = Facts(packages={n: "1.0" for n in ["numpy", "accelerate", "hf-xet", "click", "aiohttp", "datasets"]})
+    assert evaluate(cond, shuffled, {}, {})[0] is False  # not a sorted listing: read as the whole environment

@@ -68,6 +68,11 @@ WINDOWS = lazy_re.compile(
     # "I have built it in Windows", "train in Windows enviroment": capitalised, and not WSL (Linux)
     r"|\b(?:in|with) Windows(?: 1[01]| environment| enviroment| machine| PC| system)?\b(?! Subsystem)"
 , module=regex)
+# macOS, where no CUDA build of torch (or CUDA engine wheel) exists: collect_env's `OS: macOS 14.5 (x86_64)` and
+# `Python platform: macOS-14.5-x86_64-i386-64bit`, `uname -a`'s "Darwin Kernel Version", a macosx wheel tag
+MACOS = lazy_re.compile(
+    r"\bOS: macOS \d|\bplatform: macOS-\d+\.\d+|\bDarwin Kernel Version \d|\bmacosx_\d+_\d+_(?:x86_64|arm64|universal2)\b",
+    module=regex)
 NVCC_RELEASE = lazy_re.compile(r"Cuda compilation tools, release (\d+\.\d+)", module=regex)
 # a report's environment line naming the GPU: "GPU：2080Ti", "- GPUs: 4 x NVIDIA H20", "**NVIDIA GPU**:RTX 4060 Laptop"
 STATED_GPU = lazy_re.compile(
@@ -171,6 +176,8 @@ def line_facts(line: str) -> Facts | None:
         facts = Facts(glibc_version=m[1] or m[2])
     if facts is None and ("indows" in line or ":\\" in line or "win_amd64" in line or "win32" in line) and WINDOWS.search(line):
         facts = Facts(os="windows")
+    if facts is None and ("mac" in line or "Darwin" in line) and MACOS.search(line):
+        facts = Facts(os="macos")
     if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)
     return facts

@@ -39,6 +39,32 @@ def satisfies(version: str | None, spec: str) -> bool | None:
     return parsed in _spec(spec)
 
 
+OS_NAMES = {"windows": "Windows", "macos": "macOS"}
+
+
+def _sort_key(name: str) -> str:
+    return regex.sub(r"[-_.]+", "-", name.lower())
+
+
+def _listing_stops_before(facts: Facts, name: str) -> str | None:
+    """The first or last name of an alphabetical package listing that `name` would lie outside of, when the
+    listing reads as a cut excerpt of `pip freeze` / `pip list` (sorted, and `name` sorts past its end or before its
+    start): absence from a list that stops at `hf-xet` says nothing about torch."""
+    listed = [n for n in facts.packages if n not in facts.stated_only]
+    if len(listed) < 5:
+        return None
+    keys = [_sort_key(n) for n in listed]
+    descents = sum(1 for a, b in zip(keys, keys[1:]) if b < a)
+    if descents > max(1, len(keys) // 20):
+        return None  # not one sorted listing: several artifacts, or a listing in another order
+    key = _sort_key(name)
+    if key > keys[-1]:
+        return listed[-1]
+    if key < keys[0]:
+        return listed[0]
+    return None
+
+
 def evaluate(
     cond: dict[str, Any], facts: Facts, tables: dict[str, Any], groups: dict[str, str]
 ) -> tuple[bool | None, str, dict[str, str]]:
@@ -53,6 +79,8 @@ def evaluate(
                 return cond["installed"], f"{value} runs from site-packages in the log ({ran_from})", {}
             if not facts.packages or (installed is None and not set(facts.packages) - facts.stated_only):
                 return None, f"installed packages unknown ({value})", {}
+            if installed is None and (edge := _listing_stops_before(facts, value)):
+                return None, f"{value} is not in the package list, but the list stops at {edge}: it may be cut", {}
             holds = (installed is not None) == cond["installed"]
             return holds, f"{value} {'is installed' if installed else 'is not installed'}", {}
         holds = satisfies(installed, cond["version"])
@@ -88,7 +116,7 @@ def evaluate(
     if subject == "os":
         if not facts.os:
             return None, "operating system unknown", {}
-        return facts.os == value, f"the logs are from {facts.os.capitalize()}", {}
+        return facts.os == value, f"the logs are from {OS_NAMES.get(facts.os, facts.os)}", {}
     if subject == "kernel_release":
         release = facts.kernel_release
         if not release:

@@ -127,7 +127,7 @@ class Condition(Strict):
     toolkit_cuda: Optional[Literal["mismatched", "matched"]] = None  # the CUDA toolkit's major vs torch's CUDA major
     toolkit_release: Optional[str] = None  # the CUDA toolkit (nvcc) release satisfies the spec
     kernel_release: Optional[str] = None
-    os: Optional[Literal["windows"]] = None  # the operating system a log shows (a C:\\ path, python.exe, win_amd64)
+    os: Optional[Literal["windows", "macos"]] = None  # the operating system a log shows (a C:\\ path, python.exe, win_amd64; collect_env's macOS)
     kernel_module: Optional[Literal["open", "proprietary"]] = None
     module_param: Optional[ModuleParam] = None
     xid: Optional[list[int]] = None
