@@ -67,7 +67,7 @@ STRUCTURE: list[tuple[str, int]] = [
     (ANSI_PATTERN, 0),  # a coloured line: the signals see it with its ANSI codes stripped, so read it whole
     (r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b", 0),
 ]
-FORM = 8  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
+FORM = 9  # how _hs_form writes a pattern for Hyperscan: part of the database cache's key
 MAX_HINTS = 4096  # distinct pattern sets whose line hints are kept (the cache starts over past it)
 REPEATS = 4  # a chunk is scanned with its repeats left out when at least 1 line in REPEATS repeats the one before
 _DIGITS = frozenset(range(48, 58))
@@ -179,7 +179,10 @@ class Prefilter:
             if "s" in m[1]:
                 flags |= hyperscan.HS_FLAG_DOTALL
         pattern = trim_tail(strip_anchors(pattern, start=r"\n"))
-        flags |= hyperscan.HS_FLAG_UTF8 if any(ord(c) > 127 for c in pattern) else 0
+        if any(ord(c) > 127 for c in pattern):
+            flags |= hyperscan.HS_FLAG_UTF8  # its `.` and classes already match whole characters
+        else:
+            pattern = widen_for_bytes(pattern)
         return pattern.encode("utf-8"), flags
 
     # --- scanning ---------------------------------------------------------------------
@@ -421,6 +424,64 @@ def strip_anchors(pattern: str, start: str = "") -> str:
 
 
 TAIL_ATOM = lazy_re.compile(r"(?:\\[dDwWsS]|\.|\[(?:\\.|[^\]\\])+\])(?:[*+?]|\{\d*(?:,\d*)?\})\Z", module=regex)
+
+
+# one non-ASCII character as UTF-8 bytes: what a lone `.`, `\S` or `\W` stands for in `regex`, where Hyperscan, scanning
+# bytes, would see two to four characters
+MULTIBYTE = r"[\xc2-\xf4][\x80-\xbf]{1,3}"
+WIDENED_ESCAPES = frozenset("SW")
+
+
+def widen_for_bytes(pattern: str) -> str:
+    r"""Let a lone single-character construct that `regex` would match against one non-ASCII character (the curly
+    apostrophe of "doesn’t", "couldn‘t", "model’s") match its UTF-8 bytes too: an unquantified `.`, `\S` or `\W`
+    becomes `(?:<multibyte>|<the construct>)`. A quantified one (`.{0,80}`, `\S+`) already runs over the bytes of
+    such a character, so it is left alone (widening those made Hyperscan's compile run for minutes), as are
+    lookarounds (its prefilter mode drops them). Only widens: the prefilter still reports every line `regex` matches.
+
+    >>> widen_for_bytes(r"doesn.t")
+    'doesn(?:[\\xc2-\\xf4][\\x80-\\xbf]{1,3}|.)t'
+    >>> widen_for_bytes(r"a.{0,9}\.b\W?x\S+[^)]")
+    'a.{0,9}\\.b\\W?x\\S+[^)]'
+    >>> widen_for_bytes(r"(?<![-\w.])x\S(?=y.)")
+    '(?<![-\\w.])x(?:[\\xc2-\\xf4][\\x80-\\xbf]{1,3}|\\S)(?=y.)'
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    groups: list[bool] = []  # per open group: is it a lookaround
+
+    def lone(at: int) -> bool:  # no quantifier follows the atom that ends before `at`
+        return not any(groups) and (at >= n or pattern[at] not in "*+?{")
+
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            atom = pattern[i:i + 2]
+            out.append(f"(?:{MULTIBYTE}|{atom})" if atom[1:] in WIDENED_ESCAPES and lone(i + 2) else atom)
+            i += 2
+            continue
+        if c == "[":  # a class: copied whole (a `.` in it is a literal dot)
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            out.append(pattern[i:j + 1])
+            i = j + 1
+            continue
+        if c == "(":
+            groups.append(pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i))
+        elif c == ")" and groups:
+            groups.pop()
+        elif c == "." and lone(i + 1):
+            out.append(f"(?:{MULTIBYTE}|.)")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def trim_tail(pattern: str) -> str:
