@@ -430,3 +430,17 @@ def test_a_package_list_cut_before_a_name_does_not_rule_the_name_out(kb):
     assert holds is None and "stops at hf-xet" in said
     shuffled = Facts(packages={n: "1.0" for n in ["numpy", "accelerate", "hf-xet", "click", "aiohttp", "datasets"]})
     assert evaluate(cond, shuffled, {}, {})[0] is False  # not a sorted listing: read as the whole environment
+
+
+def test_curly_apostrophes_reach_the_signals_through_the_line_filter(kb):
+    # Hyperscan scans bytes: a pattern's lone `.` (written for "doesn't" / "model's") met the three bytes of a curly
+    # apostrophe and the line never reached the regex. Both lines are as reports pasted them (langchain-ai/langchain#17906,
+    # holdout52-h; the nvidia-smi wording is one of nvidia-driver-not-loaded's examples)
+    cases = {
+        "The model’s max sew len (32768) is larger than the maximum number of tokens that can be stored in KV cache "
+        "(18896). Try increasing ‘gpu_memory_utilization’ or decreasing ‘max_model_len’ when initializing the engine.":
+            "kv-cache-insufficient",
+        "NVIDIA-SMI has failed because it couldn‘t communicate with the NVIDIA driver.": "nvidia-driver-not-loaded",
+    }
+    for line, rule_id in cases.items():
+        assert _first(api.diagnose_texts([("paste", line + "\n")], kb=kb)).rule_id == rule_id, line
