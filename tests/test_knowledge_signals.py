@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import regex
+
 from conftest import FIXTURES, ROOT
 
 from diagnose import api
@@ -402,6 +404,8 @@ def test_macos_shows_in_collect_env_and_uname_and_a_mac_has_no_cuda_torch_to_bla
                  "Darwin mbp.local 23.5.0 Darwin Kernel Version 23.5.0: Wed May  1 20:09:52 PDT 2024; root:xnu",
                  "  Downloading torch-2.2.2-cp39-none-macosx_10_9_x86_64.whl (150.8 MB)"]:
         assert (host.line_facts(line) or host.Facts()).os == "macos", line
+        # and the block prefilter selects it in a log too large for the per-line filter
+        assert any(regex.search(p, line) for p in host.fact_line_patterns()), line
     for line in ["OS: Ubuntu 22.04.4 LTS (x86_64)", "the mac address of eth0 changed", "Platform: Linux-6.5.0-x86_64"]:
         assert (host.line_facts(line) or host.Facts()).os is None, line
     diagnosis = api.diagnose([str(p) for p in sorted(case.iterdir()) if p.name != "expected.yaml"], kb=kb)

@@ -176,7 +176,7 @@ def line_facts(line: str) -> Facts | None:
         facts = Facts(glibc_version=m[1] or m[2])
     if facts is None and ("indows" in line or ":\\" in line or "win_amd64" in line or "win32" in line) and WINDOWS.search(line):
         facts = Facts(os="windows")
-    if facts is None and ("mac" in line or "Darwin" in line) and MACOS.search(line):
+    if facts is None and ("macOS" in line or "macosx_" in line or "Darwin" in line) and MACOS.search(line):
         facts = Facts(os="macos")
     if facts is None and launch.has_cue(line):
         facts = launch.launch_facts(line)
@@ -197,7 +197,7 @@ def fact_line_patterns() -> list[str]:
                 (NVCC_RELEASE, False), (GGML_DEVICE, True), (OLLAMA_CC, False), (OLLAMA_COMPUTE, False),
                 (PROCS_PER_NODE, False), (STATED_GPU, True), (STATED_GPU_BARE, True), (STATED_GPU_ALONE, True),
                 (ENV_LINE, True), (MODEL_TYPE, False), (STATED_GPU_PROSE, False), (GLIBC_IN_PLATFORM, False),
-                (WINDOWS, False), *launch.FACT_PATTERNS]
+                (WINDOWS, False), (MACOS, False), *launch.FACT_PATTERNS]
     out = [_line_form(*p.text_and_flags(), anchored) for p, anchored in patterns]
     keys = "|".join(regex.escape(k) for k in sorted(COLLECT_ENV, key=len, reverse=True))
     out.append(rf"^\s*(?:{keys})\s*:")  # collect_env's `key: value` lines outside its block

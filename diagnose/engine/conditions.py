@@ -12,6 +12,7 @@ from typing import Any
 import regex
 
 from diagnose import lazy_re
+from diagnose.artifacts import pip
 from diagnose.kb import compat
 from diagnose.model import Facts
 
@@ -42,10 +43,6 @@ def satisfies(version: str | None, spec: str) -> bool | None:
 OS_NAMES = {"windows": "Windows", "macos": "macOS"}
 
 
-def _sort_key(name: str) -> str:
-    return regex.sub(r"[-_.]+", "-", name.lower())
-
-
 def _listing_stops_before(facts: Facts, name: str) -> str | None:
     """The first or last name of an alphabetical package listing that `name` would lie outside of, when the
     listing reads as a cut excerpt of `pip freeze` / `pip list` (sorted, and `name` sorts past its end or before its
@@ -53,11 +50,11 @@ def _listing_stops_before(facts: Facts, name: str) -> str | None:
     listed = [n for n in facts.packages if n not in facts.stated_only]
     if len(listed) < 5:
         return None
-    keys = [_sort_key(n) for n in listed]
+    keys = [pip.canonical(n) for n in listed]
     descents = sum(1 for a, b in zip(keys, keys[1:]) if b < a)
     if descents > max(1, len(keys) // 20):
         return None  # not one sorted listing: several artifacts, or a listing in another order
-    key = _sort_key(name)
+    key = pip.canonical(name)
     if key > keys[-1]:
         return listed[-1]
     if key < keys[0]:
