@@ -1,0 +1,2 @@
+import torch
+torch.backends.cudnn.version()
