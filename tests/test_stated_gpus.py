@@ -120,3 +120,16 @@ def test_a_kepler_device_in_a_failing_llama_cpp_log_is_a_gpu_too_old(kb):
     healthy = log.replace("GTX 765M, compute capability 3.0", "RTX 3090, compute capability 8.6").replace(
         "cuBLAS error 3 at /go/src/github.com/jmorganca/ollama/llm/llama.cpp/gguf/ggml-cuda.cu:5552\n", "")
     assert api.diagnose_texts([("server.log", healthy)], kb=kb).findings == []
+
+
+def test_the_gpu_a_reporter_met_the_error_on_decides_which_generations_rule_it_is(kb):
+    # catie-aq/flashT5#6: Triton's 99 KB limit is SM86's (A10G) as well as SM120's; the A10G named in the report rules
+    # out the SM120 rule, an RTX 5090 named the same way keeps it
+    oor = ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 163840, Hardware limit: "
+           "101376. Reducing block sizes or num_stages may help.\n")
+    said = "I tried to fine-tune CATIE-AQ/FAT5-small-flan-en but I got this error on {} / AWS EC2:\n"
+    on_a10g = api.diagnose_texts([("prose.txt", said.format("A10g")), ("log.txt", oor)], kb=kb)
+    assert on_a10g.facts.stated_gpus["A10g"]["compute_capability"] == "8.6"
+    assert "sm120-shared-memory-nan" not in [f.rule_id for f in on_a10g.findings]
+    on_5090 = api.diagnose_texts([("prose.txt", said.format("an RTX 5090")), ("log.txt", oor)], kb=kb)
+    assert on_5090.findings[0].rule_id == "sm120-shared-memory-nan"
