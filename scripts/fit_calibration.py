@@ -41,7 +41,7 @@ FIRST_MEASURED = {
     "holdout38": "7940642", "holdout39": "ff931e9", "holdout40": "2a896e1", "holdout41": "62d5242",
     "holdout42": "fc7a4c1", "holdout43": "e234eda", "holdout44": "bb4cebe",
     "holdout45": "a8289ee", "holdout46": "eddff59", "holdout47": "a28fd7d", "holdout48": "00fda09", "holdout49": "1faf530", "holdout50": "9495efd",
-    "holdout51": "ce215bd", "holdout52": "71358f7", "holdout53": "771da7f", "holdout54": "0256d25", "holdout55": "d2a5044",
+    "holdout51": "ce215bd", "holdout52": "71358f7", "holdout53": "771da7f", "holdout54": "0256d25", "holdout55": "d2a5044", "holdout56": "2b6d981",
 }
 
 DUMP = r"""
