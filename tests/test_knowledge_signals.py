@@ -448,3 +448,22 @@ def test_curly_apostrophes_reach_the_signals_through_the_line_filter(kb):
     }
     for line, rule_id in cases.items():
         assert _first(api.diagnose_texts([("paste", line + "\n")], kb=kb)).rule_id == rule_id, line
+
+
+def test_a_tensorrt_engine_from_another_gpu_or_release_is_named_and_its_fix_is_a_rebuild(kb):
+    # NVIDIA/TensorRT#564 (TensorRT 7's wording) and NVIDIA/retinanet-examples#314 (TensorRT 8's, a library version)
+    device = ("[TensorRT] ERROR: INVALID_CONFIG: The engine plan file is generated on an incompatible device, expecting "
+              "compute 6.1 got compute 7.5, please rebuild.\n"
+              "[TensorRT] ERROR: engine.cpp (1407) - Serialization Error in deserialize: 0 (Core engine deserialization "
+              "failure)\n")
+    release = ("6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.0.0 "
+               "got 8.0.1, please rebuild.\n4: [runtime.cpp::deserializeCudaEngine::74] Error Code 4: Internal Error "
+               "(Engine deserialization failed.)\n")
+    for text in (device, release):
+        finding = _first(api.diagnose_texts([("log.txt", text)], kb=kb))
+        assert finding.rule_id == "tensorrt-engine-incompatible"
+        assert any("--saveEngine" in (step.get("run") or "") for step in finding.fix)
+    # an engine that loads is no failure, and a deserialization error alone is not enough to name it
+    assert _ids("[10/10/2025-17:37:58] [TRT] [I] Loaded engine size: 161 MiB\n", kb) == []
+    assert "tensorrt-engine-incompatible" not in _ids(
+        "4: [runtime.cpp::deserializeCudaEngine::74] Error Code 4: Internal Error (Engine deserialization failed.)\n", kb)
