@@ -97,10 +97,14 @@ def isotonic(points: list[tuple[float, int]]) -> list[list[float]]:
 
 
 def knots(points: list[tuple[float, int]]) -> list[dict]:
-    rows = []
+    rows: list[dict] = []
     for low, high, right, n in isotonic(points):
         mid = (low + high) / 2
-        rows.append({"raw": round(mid, 3), "calibrated": round((right + SHRINK * mid) / (n + SHRINK), 3),
+        value = round((right + SHRINK * mid) / (n + SHRINK), 3)
+        # each block is shrunk toward its own raw score, which can pull a small block just below the block before
+        # it (0.861 after 0.866): the table stays monotone, a higher raw score never reads as less sure
+        value = max(value, rows[-1]["calibrated"]) if rows else value
+        rows.append({"raw": round(mid, 3), "calibrated": value,
                      "findings": int(n), "right": int(right), "raw_range": f"{low:.2f}-{high:.2f}"})
     return rows
 
@@ -124,7 +128,7 @@ def write(rows: list[dict], per_set: dict[str, int]) -> None:
         "Written by scripts/fit_calibration.py; do not edit by hand. Each holdout set was run once with the code "
         "of the commit that added it, before any rule was tuned on it: " + sets + ". The first-ranked findings' "
         f"(raw confidence, right) pairs are fitted by isotonic regression, each block shrunk toward its own raw "
-        f"confidence by {SHRINK:g} findings. diagnose/engine/calibrate.py interpolates between the rows, keeps a "
+        f"confidence by {SHRINK:g} findings and never below the block before it. diagnose/engine/calibrate.py interpolates between the rows, keeps a "
         "cause named only from a cut traceback at or below its raw value (too few such cases to fit), and caps a "
         "later finding by what the first leaves."
     )
