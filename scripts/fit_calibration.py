@@ -41,7 +41,8 @@ FIRST_MEASURED = {
     "holdout38": "7940642", "holdout39": "ff931e9", "holdout40": "2a896e1", "holdout41": "62d5242",
     "holdout42": "fc7a4c1", "holdout43": "e234eda", "holdout44": "bb4cebe",
     "holdout45": "a8289ee", "holdout46": "eddff59", "holdout47": "a28fd7d", "holdout48": "00fda09", "holdout49": "1faf530", "holdout50": "9495efd",
-    "holdout51": "ce215bd", "holdout52": "71358f7", "holdout53": "771da7f", "holdout54": "0256d25", "holdout55": "d2a5044", "holdout56": "2b6d981",
+    "holdout51": "ce215bd", "holdout52": "71358f7", "holdout53": "771da7f", "holdout54": "0256d25",
+    "holdout55": "d2a5044", "holdout56": "2b6d981",
 }
 
 DUMP = r"""
@@ -128,9 +129,9 @@ def write(rows: list[dict], per_set: dict[str, int]) -> None:
         "Written by scripts/fit_calibration.py; do not edit by hand. Each holdout set was run once with the code "
         "of the commit that added it, before any rule was tuned on it: " + sets + ". The first-ranked findings' "
         f"(raw confidence, right) pairs are fitted by isotonic regression, each block shrunk toward its own raw "
-        f"confidence by {SHRINK:g} findings and never below the block before it. diagnose/engine/calibrate.py interpolates between the rows, keeps a "
-        "cause named only from a cut traceback at or below its raw value (too few such cases to fit), and caps a "
-        "later finding by what the first leaves."
+        f"confidence by {SHRINK:g} findings and never below the block before it. diagnose/engine/calibrate.py "
+        "interpolates between the rows, keeps a cause named only from a cut traceback at or below its raw value "
+        "(too few such cases to fit), and caps a later finding by what the first leaves."
     )
     head = {"id": "confidence-calibration",
             "title": "what a first finding's raw confidence has meant on logs the KB was not tuned on",

@@ -104,13 +104,12 @@ OLLAMA_CC = lazy_re.compile(r"\bCompute Capability detected: (\d{1,2}\.\d)\b")
 OLLAMA_COMPUTE = lazy_re.compile(r'\binference compute\b.*?\bcompute=(\d{1,2}\.\d)\b(?:.*?\bname="?([^"\n]{2,80})"?)?')
 # a report's sentence naming its GPU: "I have a gtx 950M (maybe it's too old)", "I'm using an RTX 3090", and where the
 # error was met: "but I got this error on A10g / AWS EC2" (catie-aq/flashT5#6)
-PROSE_GPU_VALUE = (r"(?P<NAME>(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?"
-                   r"(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super|M))?|" + GPU_MODEL + r"))(?![\w.])")
 STATED_GPU_PROSE = lazy_re.compile(
-    r"\bI(?:'m| am)? (?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?"
-    + PROSE_GPU_VALUE.replace("NAME", "value")
-    + r"|\bI(?:'m| am)? (?:got|get|getting|hit|hitting|see|saw|seeing|ran into|run into)\b[^\n.;]{0,40}?"
-    r"\bon (?:an?\s+|my\s+|the\s+|\d+\s?x\s?)?" + PROSE_GPU_VALUE.replace("NAME", "value2"), regex.IGNORECASE)
+    r"\bI(?:'m| am)? (?:(?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?|"
+    r"(?:got|get|getting|hit|hitting|see|saw|seeing|ran into|run into)\b[^\n.;]{0,40}?"
+    r"\bon (?:an?\s+|my\s+|the\s+|\d+\s?x\s?)?)"
+    r"(?P<value>(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super|M))?|"
+    + GPU_MODEL + r"))(?![\w.])", regex.IGNORECASE)
 # a distributed launch's processes per node: torchrun / torch.distributed.launch "--nproc_per_node=8" ("--nproc-per-node 8"),
 # DeepSpeed "--num_gpus 8", torchrun's environment "LOCAL_WORLD_SIZE=8"
 PROCS_PER_NODE = lazy_re.compile(r"--(?:nproc[_-]per[_-]node|num[_-]gpus)[= ]+(\d{1,3})\b|\bLOCAL_WORLD_SIZE[=:]\s*(\d{1,3})\b")
@@ -172,7 +171,7 @@ def line_facts(line: str) -> Facts | None:
         if m := MODEL_TYPE.search(line):
             facts = Facts(model_types=[m[1]])
     if facts is None and ("I " in line or "I'm " in line) and (m := STATED_GPU_PROSE.search(line)):  # not "INFO"
-        facts = stated_gpu(m["value"] or m["value2"])
+        facts = stated_gpu(m["value"])
     if facts is None and len(line) < 260 and SETUP_CUE.search(line) and (m := SETUP_LINE.match(line)):
         if what := SETUP_FACTS.get(m[1].strip().lower()):
             facts = _setup_fact(what, m[2].strip(" *`"))
