@@ -467,3 +467,20 @@ def test_a_tensorrt_engine_from_another_gpu_or_release_is_named_and_its_fix_is_a
     assert _ids("[10/10/2025-17:37:58] [TRT] [I] Loaded engine size: 161 MiB\n", kb) == []
     assert "tensorrt-engine-incompatible" not in _ids(
         "4: [runtime.cpp::deserializeCudaEngine::74] Error Code 4: Internal Error (Engine deserialization failed.)\n", kb)
+
+
+def test_a_docker_run_without_gpus_supports_a_no_gpu_line_and_alone_names_nothing(kb):
+    # anibali/docker-pytorch#27: the container was started without --gpus; inside it nvidia-smi is missing
+    run = "docker run -it anibali/pytorch:1.4.0-cuda10.1 sh\n"
+    symptom = "both nvcc and nvidia-smi not found.\n"
+    alone = api.diagnose_texts([("command.txt", run)], kb=kb)
+    assert alone.findings == []
+    only_symptom = _first(api.diagnose_texts([("log.txt", symptom)], kb=kb))
+    both = _first(api.diagnose_texts([("command.txt", run), ("log.txt", symptom)], kb=kb))
+    assert both is not None and both.rule_id == "no-gpu-visible"
+    assert any(e.text.startswith("docker run") for e in both.evidence)
+    assert only_symptom is None or both.confidence > only_symptom.confidence
+    # the same run asking for the GPUs is no support: the finding is only the symptom's
+    with_gpus = _first(api.diagnose_texts([("command.txt", run.replace("-it", "-it --gpus all")),
+                                           ("log.txt", symptom)], kb=kb))
+    assert with_gpus is None or not any(e.text.startswith("docker run") for e in with_gpus.evidence)

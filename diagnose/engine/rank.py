@@ -60,7 +60,10 @@ def combine(weights: list[float]) -> float:
 def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase) -> Candidate | RuleVerdict | None:
     """A candidate finding for `rule`, a verdict saying why it was rejected, or None (no evidence)."""
     against = [h for h in hits if h.signal.effect == "contradict"]
-    hits = [h for h in hits if h.signal.effect != "contradict"]
+    support = [h for h in hits if h.signal.effect == "support"]
+    hits = [h for h in hits if h.signal.effect is None]
+    if hits:  # a supporting line (a command, a setting) adds to a finding another line makes; it makes none
+        hits += support
     groups: dict[str, str] = {}
     for hit in hits:
         for key, value in hit.groups.items():

@@ -36,7 +36,7 @@ class CompiledSignal:
     kinds: frozenset[str] | None = None
     known_in: dict[str, str] | None = None  # {table, group, column}: the group must be a key of that table
     scope: str | None = None  # "cut-traceback": only inside a traceback cut before its exception line; "cut-last-frame": its last frame
-    effect: str | None = None  # "contradict": the line argues against the rule (rank.assess)
+    effect: str | None = None  # "contradict": the line argues against the rule; "support": it only adds (rank.assess)
 
 
 @record

@@ -25,7 +25,9 @@ def rule_page(rule: CompiledRule, root: Path) -> str:
             names = ", ".join(f"`{n}`" for n in s.cuda_error or [])
             what = f"CUDA error {names}: its names, message and number ([catalogue](../catalog/cuda-errors.md))"
         kinds = f" (in {', '.join(sorted(s.kinds))})" if s.kinds else ""
-        out.append(f"| {s.id} | {s.weight} | {what}{kinds} |")
+        role = {"contradict": " (argues against the rule)",
+                "support": " (adds only to another signal's finding)"}.get(getattr(s, "effect", None) or "", "")
+        out.append(f"| {s.id} | {s.weight} | {what}{kinds}{role} |")
     if rule.conditions:
         out += ["", "## Facts that decide", ""]
         for c in rule.conditions:

@@ -26,9 +26,9 @@ def unowned_near_misses(rules: dict[str, tuple[Any, Any]]) -> list[Issue]:
             for other_id, (other, _) in sorted(rules.items()):
                 if other_id == rule_id or line in other.examples.match:
                     continue
-                # a contradicting signal is no claim on the line: it argues against its rule, it names nothing
+                # a contradicting or supporting signal is no claim on the line: alone it names nothing
                 signal = next((s.id for s in other.signals
-                               if getattr(s, "effect", None) != "contradict" and _signal_matches(s, line)), None)
+                               if getattr(s, "effect", None) is None and _signal_matches(s, line)), None)
                 if signal:
                     where = f"{rule_file.path}:{loader.line_of(rule_file.root, ['examples', 'no_match', i])}"
                     issues.append(Issue(

@@ -64,10 +64,12 @@ class Signal(Strict):
         description="count the line only when a named group's value is a key the compat table knows "
         "(an entity from knowledge: a model_type the model-type table has, in any wording around it)",
     )
-    effect: Optional[Literal["contradict"]] = Field(
+    effect: Optional[Literal["contradict", "support"]] = Field(
         default=None,
         description="contradict: a line that shows the cause is not this one (a pip command with "
-        "--no-build-isolation, for build isolation): it lowers the confidence by its weight and is not evidence",
+        "--no-build-isolation, for build isolation): it lowers the confidence by its weight and is not evidence. "
+        "support: a line that is not a failure by itself (a `docker run` command without `--gpus`) and adds its "
+        "weight only when another of the rule's signals matched",
     )
     scope: Optional[Literal["cut-traceback", "cut-last-frame"]] = Field(
         default=None,
