@@ -484,3 +484,18 @@ def test_a_docker_run_without_gpus_supports_a_no_gpu_line_and_alone_names_nothin
     with_gpus = _first(api.diagnose_texts([("command.txt", run.replace("-it", "-it --gpus all")),
                                            ("log.txt", symptom)], kb=kb))
     assert with_gpus is None or not any(e.text.startswith("docker run") for e in with_gpus.evidence)
+
+
+def test_a_broken_torch_pin_is_a_dependency_conflict_unless_the_log_shows_torch_replaced(kb):
+    # AUTOMATIC1111/stable-diffusion-webui#6871: pip's closing warning alone, an installed package's pin not met
+    warning = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are "
+               "installed. This behaviour is the source of the following dependency conflicts.\n"
+               "xformers 0.0.26.dev778 requires torch==2.2.2, but you have torch 2.2.1 which is incompatible.\n")
+    first = _first(api.diagnose_texts([("pip.log", warning)], kb=kb))
+    assert first is not None and first.rule_id == "pip-dependency-conflict"
+    # facebookresearch/xformers#1049: the same warning after pip uninstalled the torch that was there
+    swapped = ("      Successfully uninstalled torch-2.2.1+cu121\n" + warning.splitlines(keepends=True)[0]
+               + "torchvision 0.17.1+cu121 requires torch==2.2.1, but you have torch 2.3.0+cu121 which is incompatible.\n"
+               "Successfully installed nvidia-nccl-cu12-2.20.5 torch-2.3.0+cu121 triton-2.3.0 xformers-0.0.26.post1\n")
+    first = _first(api.diagnose_texts([("pip.log", swapped)], kb=kb))
+    assert first is not None and first.rule_id == "pip-resolver-replaced-torch"

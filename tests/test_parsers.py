@@ -169,3 +169,21 @@ def test_the_next_commands_output_after_a_csv_query_is_not_a_gpu_row():
     result, _ = scan_text(text)
     assert [(g.name, g.compute_capability) for g in result.facts.gpus] == [("NVIDIA H200", "9.0")] * 2
     assert result.facts.driver_version == "580.159.04"
+
+
+def test_a_traceback_pasted_inside_pip_output_ends_at_its_less_indented_exception_line():
+    # flashinfer-ai/flashinfer#371 as posted: pip indents the build's traceback, the paste lost the first line's indent
+    text = (
+        "Traceback (most recent call last):\n"
+        '        File "<string>", line 2, in <module>\n'
+        '        File "<pip-setuptools-caller>", line 34, in <module>\n'
+        '        File "/xxx/flashinfer/python/setup.py", line 42, in <module>\n'
+        '          raise RuntimeError("FlashInfer requires sm75+")\n'
+        "      RuntimeError: FlashInfer requires sm75+\n"
+    )
+    result, _ = scan_text(text)
+    assert [(tb.start, tb.exception_line) for tb in result.tracebacks] == [(1, 6)]
+    assert result.cut_at is None
+    # the same frames without their exception line are still a traceback cut short
+    cut, _ = scan_text("".join(text.splitlines(keepends=True)[:5]))
+    assert cut.cut_at == 1

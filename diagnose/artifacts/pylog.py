@@ -74,6 +74,7 @@ class Traceback:
     exception_line: int | None = None
     exception: str | None = None
     chained: list[int] = field(default_factory=list)
+    frame_indent: int | None = None  # the least indentation of its `File "..."` lines, once one is seen
 
 
 FRAME = lazy_re.compile(r'File "[^"]+", line \d+', module=regex)
@@ -130,15 +131,19 @@ class TracebackTracker:
         if shape == BLANK:
             return
         if shape == FRAME_LINE:
-            self.frame_line(lineno)
+            self.frame_line(lineno, len(text) - len(text.lstrip()))
             return
         self._after_frame += 1
         if shape == EXCEPTION_LINE or self._after_frame > TAIL_AFTER_FRAME:
             self._run_broken = True
 
-    def frame_line(self, lineno: int) -> None:
-        """What `feed` does with a frame line (`File "...", line N, in f`) inside a traceback (see sniff's filler)."""
+    def frame_line(self, lineno: int, indent: int) -> None:
+        """What `feed` does with a frame line (`File "...", line N, in f`) inside a traceback (see sniff's filler).
+        `indent`: the line's leading whitespace, by which an indented exception line is told from the frames."""
         self.last_frame = lineno
+        tb = self.current
+        if tb is not None and tb.exception_line is None and (tb.frame_indent is None or indent < tb.frame_indent):
+            tb.frame_indent = indent
         if self._run_start is None or self._run_broken or self._after_frame > 1:
             self._run_start, self._run_broken = lineno, False
         self._after_frame = 0
@@ -193,7 +198,7 @@ class TracebackTracker:
             return "server-log"
         body = text[len(tb.prefix):] if tb.prefix and self._prefixed(tb, text) else text
         if tb.exception_line is None:
-            if body.startswith((" ", "\t")) or not body.strip():
+            if body.startswith((" ", "\t")) and not _dedented_exception(tb, body) or not body.strip():
                 return "traceback"
             if body.startswith(("^", "~")):
                 return "traceback"
@@ -207,6 +212,13 @@ class TracebackTracker:
             return "traceback"
         self.current = None
         return "server-log"
+
+
+def _dedented_exception(tb: Traceback, body: str) -> bool:
+    """An indented line that is the traceback's exception line all the same: a traceback printed inside another
+    tool's output (pip's "× python setup.py egg_info did not run successfully" indents a build's traceback as a whole)
+    keeps its shape, so its exception line is indented less than its frames."""
+    return tb.frame_indent is not None and len(body) - len(body.lstrip()) < tb.frame_indent and is_exception_line(body)
 
 
 def _same_shape(prefix: str, text: str) -> bool:
