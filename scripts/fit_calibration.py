@@ -42,7 +42,7 @@ FIRST_MEASURED = {
     "holdout42": "fc7a4c1", "holdout43": "e234eda", "holdout44": "bb4cebe",
     "holdout45": "a8289ee", "holdout46": "eddff59", "holdout47": "a28fd7d", "holdout48": "00fda09", "holdout49": "1faf530", "holdout50": "9495efd",
     "holdout51": "ce215bd", "holdout52": "71358f7", "holdout53": "771da7f", "holdout54": "0256d25",
-    "holdout55": "d2a5044", "holdout56": "2b6d981", "holdout57": "077a964",
+    "holdout55": "d2a5044", "holdout56": "2b6d981", "holdout57": "077a964", "holdout58": "d28f9f4",
 }
 
 DUMP = r"""
