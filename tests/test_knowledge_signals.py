@@ -499,3 +499,32 @@ def test_a_broken_torch_pin_is_a_dependency_conflict_unless_the_log_shows_torch_
                "Successfully installed nvidia-nccl-cu12-2.20.5 torch-2.3.0+cu121 triton-2.3.0 xformers-0.0.26.post1\n")
     first = _first(api.diagnose_texts([("pip.log", swapped)], kb=kb))
     assert first is not None and first.rule_id == "pip-resolver-replaced-torch"
+
+
+def test_a_triton_kernel_over_the_gpus_shared_memory_is_named_and_sm120s_limit_stays_sm120s(kb):
+    # sasha0552/pascal-pkgs-ci#50 (vLLM on Pascal, 48 KB per block): not the SM120 sizing problem
+    pascal = ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: "
+              "49152. Reducing block sizes or `num_stages` may help.\n")
+    diagnosis = api.diagnose_texts([("log.txt", pascal)], kb=kb)
+    assert diagnosis.findings and diagnosis.findings[0].rule_id == "triton-shared-memory-exceeds-gpu"
+    assert all(f.rule_id != "sm120-shared-memory-nan" for f in diagnosis.findings)
+    # the 99 KB limit (101376) is SM86 / SM89's and SM120's: on an SM120 GPU (nvidia-smi -q of the seed's RTX PRO 6000
+    # Blackwell) it is sm120-shared-memory-nan and this rule is set aside; on the A6000 the report names, it is this rule
+    smi = (FIXTURES / "sm120-shared-memory-nan--magik6k-kimi-k2-rtx6000bw" / "nvidia-smi-full.txt").read_text()
+    report = (FIXTURES / "triton-shared-memory-exceeds-gpu--lmdeploy-2451" / "issue.txt").read_text()  # InternLM/lmdeploy#2451
+    line = report.splitlines(keepends=True)[0]
+    on_sm120 = api.diagnose_texts([("log.txt", line), ("nvidia-smi.txt", smi)], kb=kb)
+    assert on_sm120.findings and on_sm120.findings[0].rule_id == "sm120-shared-memory-nan"
+    on_a6000 = api.diagnose_texts([("issue.txt", report)], kb=kb)
+    assert on_a6000.findings and on_a6000.findings[0].rule_id == "triton-shared-memory-exceeds-gpu"
+    assert "RTX A6000" in on_a6000.facts.stated_gpus or "A6000" in on_a6000.facts.stated_gpus
+
+
+def test_a_cause_only_argued_against_is_set_aside_and_never_guessed(kb):
+    # Dao-AILab/flash-attention#601: the build failed, but the command already ran with --no-build-isolation
+    text = ("Install flash-attention error：ERROR: Could not build wheels for flash-attn, which is required to install "
+            "pyproject.toml-based projects\n"
+            "cmd：`MAX_JOBS=4 python -m pip install flash-attn --no-build-isolation`\n")
+    diagnosis = api.diagnose_texts([("report.txt", text)], kb=kb)
+    assert all(f.rule_id != "build-isolation-missing-torch" for f in diagnosis.findings)
+    assert any(v.rule_id == "build-isolation-missing-torch" and "argued against" in v.reason for v in diagnosis.rejected)

@@ -133,3 +133,16 @@ def test_the_gpu_a_reporter_met_the_error_on_decides_which_generations_rule_it_i
     assert "sm120-shared-memory-nan" not in [f.rule_id for f in on_a10g.findings]
     on_5090 = api.diagnose_texts([("prose.txt", said.format("an RTX 5090")), ("log.txt", oor)], kb=kb)
     assert on_5090.findings[0].rule_id == "sm120-shared-memory-nan"
+    assert on_a10g.findings[0].rule_id == "triton-shared-memory-exceeds-gpu"  # the same refusal on SM86 is this one's
+
+
+@pytest.mark.parametrize("line,name,cc", [
+    # ByteDance-Seed/FlexPrefill#8: the GPU a run was made on, said without "I"
+    ("When running FlexPrefill on an RTX 4090, we encountered a Shared Memory overflow issue.", "RTX 4090", "8.9"),
+    # InternLM/lmdeploy#2451: "my computer is an A6000 48G"
+    ("我的电脑是A6000 48G,我想部署16B的模型应该是可以的。", "A6000", "8.6"),
+])
+def test_a_gpu_a_report_says_it_ran_on_or_has_is_stated(line, name, cc, kb):
+    facts = api.diagnose_texts([("prose.txt", line + "\n")], kb=kb).facts
+    assert facts.stated_gpus[name]["compute_capability"] == cc
+    assert facts.gpus == []

@@ -105,9 +105,14 @@ OLLAMA_COMPUTE = lazy_re.compile(r'\binference compute\b.*?\bcompute=(\d{1,2}\.\
 # a report's sentence naming its GPU: "I have a gtx 950M (maybe it's too old)", "I'm using an RTX 3090", and where the
 # error was met: "but I got this error on A10g / AWS EC2" (catie-aq/flashT5#6)
 STATED_GPU_PROSE = lazy_re.compile(
-    r"\bI(?:'m| am)? (?:(?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?|"
+    r"(?:\bI(?:'m| am)? (?:(?:have|own|use|using|got|run|running)\s+(?:an?\s+|the\s+|two\s+|\d+\s?x?\s?)?|"
     r"(?:got|get|getting|hit|hitting|see|saw|seeing|ran into|run into)\b[^\n.;]{0,40}?"
     r"\bon (?:an?\s+|my\s+|the\s+|\d+\s?x\s?)?)"
+    # "my GPU is an A6000", "我的电脑是A6000 48G" (InternLM/lmdeploy#2451: my computer is ...)
+    r"|\bmy (?:gpus?|graphics card|card|machine|computer|server|pc|rig|box) (?:is|has) (?:an?\s+|the\s+|\d+\s?x\s?)?"
+    # "When running FlexPrefill on an RTX 4090, we encountered ..." (ByteDance-Seed/FlexPrefill#8)
+    r"|\b(?:running|serving|deploying|training|testing|tested)\b[^\n.;]{0,40}?\bon (?:an?\s+|my\s+|the\s+|\d+\s?x\s?)"
+    r"|我的(?:电脑|显卡|机器|服务器|主机|GPU)(?:是|为|用的是))"
     r"(?P<value>(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super|M))?|"
     + GPU_MODEL + r"))(?![\w.])", regex.IGNORECASE)
 # a distributed launch's processes per node: torchrun / torch.distributed.launch "--nproc_per_node=8" ("--nproc-per-node 8"),
@@ -170,7 +175,9 @@ def line_facts(line: str) -> Facts | None:
     elif '"model_type"' in line:
         if m := MODEL_TYPE.search(line):
             facts = Facts(model_types=[m[1]])
-    if facts is None and ("I " in line or "I'm " in line) and (m := STATED_GPU_PROSE.search(line)):  # not "INFO"
+    if facts is None and ("I " in line or "I'm " in line or "my " in line or "My " in line or "我的" in line
+                          or "ing " in line or "tested " in line) and (
+            m := STATED_GPU_PROSE.search(line)):  # not "INFO"
         facts = stated_gpu(m["value"])
     if facts is None and len(line) < 260 and SETUP_CUE.search(line) and (m := SETUP_LINE.match(line)):
         if what := SETUP_FACTS.get(m[1].strip().lower()):

@@ -88,6 +88,10 @@ def assess(rule: CompiledRule, hits: list[Hit], facts: Facts, kb: KnowledgeBase)
             reasons.append(f"+ {cond['note']} ({detail})" if cond.get("note") else f"+ {detail}")
     matched = sorted(best)
     if not weights:
+        if against:  # only lines that argue against it: no finding, and no guess by similarity either (nearest)
+            e = against[0].evidence
+            return RuleVerdict(rule.id, 0.0, f"only argued against: line {e.line} of {e.source} "
+                               f"({against[0].signal.id}): {e.text[:160]}", [])
         return None
     softened = []
     contradicted: list[str] = []
