@@ -517,7 +517,7 @@ def test_a_triton_kernel_over_the_gpus_shared_memory_is_named_and_sm120s_limit_s
     assert on_sm120.findings and on_sm120.findings[0].rule_id == "sm120-shared-memory-nan"
     on_a6000 = api.diagnose_texts([("issue.txt", report)], kb=kb)
     assert on_a6000.findings and on_a6000.findings[0].rule_id == "triton-shared-memory-exceeds-gpu"
-    assert "RTX A6000" in on_a6000.facts.stated_gpus or "A6000" in on_a6000.facts.stated_gpus
+    assert on_a6000.facts.stated_gpus["A6000"]["compute_capability"] == "8.6"
 
 
 def test_a_cause_only_argued_against_is_set_aside_and_never_guessed(kb):

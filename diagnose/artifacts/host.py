@@ -115,6 +115,8 @@ STATED_GPU_PROSE = lazy_re.compile(
     r"|我的(?:电脑|显卡|机器|服务器|主机|GPU)(?:是|为|用的是))"
     r"(?P<value>(?:NVIDIA\s+)?(?:GeForce\s+|Tesla\s+|Quadro\s+)?(?:[RG]TX\s?\d{3,4}(?:\s?(?:Ti|SUPER|Super|M))?|"
     + GPU_MODEL + r"))(?![\w.])", regex.IGNORECASE)
+# a line STATED_GPU_PROSE can match has one of its lead-ins; "I " and not "I" so that "INFO" lines are not cues
+STATED_GPU_PROSE_CUES = ("I ", "I'm ", "my ", "My ", "我的", "ing ", "tested ")
 # a distributed launch's processes per node: torchrun / torch.distributed.launch "--nproc_per_node=8" ("--nproc-per-node 8"),
 # DeepSpeed "--num_gpus 8", torchrun's environment "LOCAL_WORLD_SIZE=8"
 PROCS_PER_NODE = lazy_re.compile(r"--(?:nproc[_-]per[_-]node|num[_-]gpus)[= ]+(\d{1,3})\b|\bLOCAL_WORLD_SIZE[=:]\s*(\d{1,3})\b")
@@ -175,9 +177,7 @@ def line_facts(line: str) -> Facts | None:
     elif '"model_type"' in line:
         if m := MODEL_TYPE.search(line):
             facts = Facts(model_types=[m[1]])
-    if facts is None and ("I " in line or "I'm " in line or "my " in line or "My " in line or "我的" in line
-                          or "ing " in line or "tested " in line) and (
-            m := STATED_GPU_PROSE.search(line)):  # not "INFO"
+    if facts is None and any(cue in line for cue in STATED_GPU_PROSE_CUES) and (m := STATED_GPU_PROSE.search(line)):
         facts = stated_gpu(m["value"])
     if facts is None and len(line) < 260 and SETUP_CUE.search(line) and (m := SETUP_LINE.match(line)):
         if what := SETUP_FACTS.get(m[1].strip().lower()):

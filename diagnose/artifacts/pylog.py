@@ -131,19 +131,20 @@ class TracebackTracker:
         if shape == BLANK:
             return
         if shape == FRAME_LINE:
-            self.frame_line(lineno, len(text) - len(text.lstrip()))
+            self.frame_line(lineno, text)
             return
         self._after_frame += 1
         if shape == EXCEPTION_LINE or self._after_frame > TAIL_AFTER_FRAME:
             self._run_broken = True
 
-    def frame_line(self, lineno: int, indent: int) -> None:
+    def frame_line(self, lineno: int, line: str | bytes) -> None:
         """What `feed` does with a frame line (`File "...", line N, in f`) inside a traceback (see sniff's filler).
-        `indent`: the line's leading whitespace, by which an indented exception line is told from the frames."""
+        Its indentation is kept: an indented exception line is told from the frames by it (_dedented_exception)."""
         self.last_frame = lineno
         tb = self.current
-        if tb is not None and tb.exception_line is None and (tb.frame_indent is None or indent < tb.frame_indent):
-            tb.frame_indent = indent
+        if tb is not None and tb.exception_line is None:
+            indent = _indent(line)
+            tb.frame_indent = indent if tb.frame_indent is None else min(indent, tb.frame_indent)
         if self._run_start is None or self._run_broken or self._after_frame > 1:
             self._run_start, self._run_broken = lineno, False
         self._after_frame = 0
@@ -198,7 +199,7 @@ class TracebackTracker:
             return "server-log"
         body = text[len(tb.prefix):] if tb.prefix and self._prefixed(tb, text) else text
         if tb.exception_line is None:
-            if body.startswith((" ", "\t")) and not _dedented_exception(tb, body) or not body.strip():
+            if (body.startswith((" ", "\t")) and not _dedented_exception(tb, body)) or not body.strip():
                 return "traceback"
             if body.startswith(("^", "~")):
                 return "traceback"
@@ -218,7 +219,11 @@ def _dedented_exception(tb: Traceback, body: str) -> bool:
     """An indented line that is the traceback's exception line all the same: a traceback printed inside another
     tool's output (pip's "× python setup.py egg_info did not run successfully" indents a build's traceback as a whole)
     keeps its shape, so its exception line is indented less than its frames."""
-    return tb.frame_indent is not None and len(body) - len(body.lstrip()) < tb.frame_indent and is_exception_line(body)
+    return tb.frame_indent is not None and _indent(body) < tb.frame_indent and is_exception_line(body)
+
+
+def _indent(line: str | bytes) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _same_shape(prefix: str, text: str) -> bool:

@@ -310,7 +310,7 @@ class _Scanner:
             self._count_folded()
         nonblank = bool(raw.strip())
         if frame:
-            self.tracker.frame_line(lineno, len(raw) - len(raw.lstrip()))
+            self.tracker.frame_line(lineno, raw)
         elif nonblank:
             self.tracker.body_line()
         self._count(lineno, "traceback", not nonblank)

@@ -26,7 +26,7 @@ def rule_page(rule: CompiledRule, root: Path) -> str:
             what = f"CUDA error {names}: its names, message and number ([catalogue](../catalog/cuda-errors.md))"
         kinds = f" (in {', '.join(sorted(s.kinds))})" if s.kinds else ""
         role = {"contradict": " (argues against the rule)",
-                "support": " (adds only to another signal's finding)"}.get(getattr(s, "effect", None) or "", "")
+                "support": " (adds only to another signal's finding)"}.get(s.effect or "", "")
         out.append(f"| {s.id} | {s.weight} | {what}{kinds}{role} |")
     if rule.conditions:
         out += ["", "## Facts that decide", ""]
